@@ -1,0 +1,1 @@
+"""The built-in check types and backends of tsuka, registered through the ``tsuka`` entry point."""

@@ -1,0 +1,112 @@
+"""Check types that judge JSON taken from the answer: validity, values, types, lengths."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from tsuka_core import (
+    Answer,
+    CheckType,
+    NoParams,
+    Outcome,
+    PathParams,
+    extract_json,
+    json_at_path,
+    json_equal,
+    json_type_name,
+)
+
+__all__ = ["JsonPathEquals", "JsonPathLength", "JsonPathType", "JsonValid"]
+
+JsonType = Literal["string", "number", "integer", "boolean", "array", "object", "null"]
+
+
+def compact(value: Any, limit: int = 60) -> str:
+    """A JSON value as compact text, shortened to ``limit`` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class PathEqualsParams(PathParams):
+    """A path and the JSON value expected there."""
+
+    value: Any
+    """The expected JSON value (typed: 8080 is not "8080")."""
+
+
+class PathTypeParams(PathParams):
+    """A path and the JSON Schema type expected there."""
+
+    value: JsonType
+    """One of string, number, integer, boolean, array, object, null."""
+
+
+class PathLengthParams(PathParams):
+    """A path and the array length expected there."""
+
+    value: Annotated[int, Field(ge=0)]
+    """The expected number of elements."""
+
+
+class JsonValid(CheckType[NoParams]):
+    """Pass when a JSON value can be taken from the answer (whole, fenced, embedded or repaired)."""
+
+    name = "json_valid"
+    params_model = NoParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        found = extract_json(answer.text)
+        if found is None:
+            return Outcome.fail("no JSON in the answer")
+        return Outcome.ok(f"{found.method} {json_type_name(found.value)}")
+
+
+class JsonPathEquals(CheckType[PathEqualsParams]):
+    """Pass when the JSON value at `path` equals `value` (JSON-typed equality)."""
+
+    name = "json_path_equals"
+    params_model = PathEqualsParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        found, problem = json_at_path(answer, self.params.json_path)
+        if problem:
+            return problem
+        want = self.params.value
+        return Outcome.check(json_equal(found, want), f"{self.params.path} is {compact(found)}, expected {compact(want)}")
+
+
+class JsonPathType(CheckType[PathTypeParams]):
+    """Pass when the JSON value at `path` has the JSON Schema type `value`."""
+
+    name = "json_path_type"
+    params_model = PathTypeParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        found, problem = json_at_path(answer, self.params.json_path)
+        if problem:
+            return problem
+        kind, want = json_type_name(found), self.params.value
+        ok = kind == want or (want == "number" and kind == "integer")
+        return Outcome.check(ok, f"{self.params.path} is {kind}, expected {want}")
+
+
+class JsonPathLength(CheckType[PathLengthParams]):
+    """Pass when the JSON value at `path` is an array of exactly `value` elements."""
+
+    name = "json_path_length"
+    params_model = PathLengthParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        found, problem = json_at_path(answer, self.params.json_path)
+        if problem:
+            return problem
+        if not isinstance(found, list):
+            return Outcome.fail(f"{self.params.path} is {json_type_name(found)}, not an array")
+        size = len(found)
+        return Outcome.check(size == self.params.value, f"{self.params.path} has {size} elements, expected {self.params.value}")

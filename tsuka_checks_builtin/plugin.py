@@ -1,0 +1,35 @@
+"""The single plugin module that registers every built-in check type."""
+
+from __future__ import annotations
+
+from tsuka_checks_builtin import json as json_checks
+from tsuka_checks_builtin import text, tools
+from tsuka_core import RegisterCheckType, hookimpl
+
+CHECK_TYPES = (
+    text.WordCount,
+    text.LineCount,
+    text.FirstWord,
+    text.LastWord,
+    text.Contains,
+    text.NotContains,
+    text.Regex,
+    text.NotRegex,
+    text.NotEmpty,
+    json_checks.JsonValid,
+    json_checks.JsonPathEquals,
+    json_checks.JsonPathType,
+    json_checks.JsonPathLength,
+    tools.ToolCalled,
+    tools.ToolNotCalled,
+    tools.ToolArgEquals,
+    tools.ToolArgRegex,
+)
+
+
+@hookimpl
+def register_check_types(register: RegisterCheckType) -> None:
+    """Register the 17 built-in check types."""
+    for check_type in CHECK_TYPES:
+        register(check_type)
+

@@ -1,0 +1,173 @@
+"""Check types that judge the answer's text: counts, words, substrings, patterns."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import regex
+from pydantic import Field
+
+from tsuka_core import Answer, CheckParams, CheckType, NoParams, Outcome, RegexParams
+
+__all__ = [
+    "Contains",
+    "FirstWord",
+    "LastWord",
+    "LineCount",
+    "NotContains",
+    "NotEmpty",
+    "NotRegex",
+    "Regex",
+    "WordCount",
+]
+
+_EDGES = regex.compile(r"^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$")
+
+
+def clip(text: str, limit: int = 60) -> str:
+    """``text`` on one line, shortened to ``limit`` characters, quoted."""
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+
+
+class CountParams(CheckParams):
+    """An exact count."""
+
+    value: Annotated[int, Field(ge=0)]
+    """The exact number expected."""
+
+
+class WordParams(CheckParams):
+    """A word to compare with."""
+
+    value: str
+    """The expected word (case-sensitive unless flags is "i")."""
+    flags: Literal["", "i"] = ""
+    """"i" to ignore case."""
+
+
+class SubstringParams(CheckParams):
+    """A substring, case-insensitive unless flags is ""."""
+
+    value: str
+    """The text to look for."""
+    flags: Literal["", "i"] = "i"
+    """"i" (the default) ignores case; "" makes the comparison case-sensitive."""
+
+
+class WordCount(CheckType[CountParams]):
+    """Pass when the answer has exactly `value` white-space separated words."""
+
+    name = "word_count"
+    params_model = CountParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        words = len(answer.text.split())
+        return Outcome.check(words == self.params.value, f"expected {self.params.value} words, got {words}")
+
+
+class LineCount(CheckType[CountParams]):
+    """Pass when the answer has exactly `value` lines that are non-empty after stripping."""
+
+    name = "line_count"
+    params_model = CountParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        lines = sum(1 for line in answer.text.splitlines() if line.strip())
+        return Outcome.check(lines == self.params.value, f"expected {self.params.value} lines, got {lines}")
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in (_EDGES.sub("", token) for token in text.split()) if w]
+
+
+class _WordAt(CheckType[WordParams]):
+    params_model = WordParams
+    position: int
+    label: str
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        words = _words(answer.text)
+        if not words:
+            return Outcome.fail(f"no {self.label} word: the answer has no words")
+        word, want = words[self.position], self.params.value
+        same = word.casefold() == want.casefold() if "i" in self.params.flags else word == want
+        return Outcome.check(same, f"{self.label} word {word!r}, expected {want!r}")
+
+
+class FirstWord(_WordAt):
+    """Pass when the first word, stripped of non-letter/number edges, equals `value`."""
+
+    name = "first_word"
+    position = 0
+    label = "first"
+
+
+class LastWord(_WordAt):
+    """Pass when the last word, stripped of non-letter/number edges, equals `value`."""
+
+    name = "last_word"
+    position = -1
+    label = "last"
+
+
+def _found(params: SubstringParams, text: str) -> bool:
+    if "i" in params.flags:
+        return params.value.casefold() in text.casefold()
+    return params.value in text
+
+
+class Contains(CheckType[SubstringParams]):
+    """Pass when `value` is a substring of the answer (case-insensitive by default)."""
+
+    name = "contains"
+    params_model = SubstringParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        found = _found(self.params, answer.text)
+        return Outcome.check(found, f"{self.params.value!r} {'found' if found else 'not found'}")
+
+
+class NotContains(CheckType[SubstringParams]):
+    """Pass when `value` is not a substring of the answer (case-insensitive by default)."""
+
+    name = "not_contains"
+    params_model = SubstringParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        found = _found(self.params, answer.text)
+        return Outcome.check(not found, f"{self.params.value!r} {'found' if found else 'not found'}")
+
+
+class Regex(CheckType[RegexParams]):
+    """Pass when the pattern `value` is found in the answer (flags i, m, s; time-limited)."""
+
+    name = "regex"
+    params_model = RegexParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        found = self.params.pattern.search(answer.text)
+        return Outcome.check(found, f"/{self.params.value}/ {'matched' if found else 'not matched'}")
+
+
+class NotRegex(CheckType[RegexParams]):
+    """Pass when the pattern `value` is not found in the answer (flags i, m, s; time-limited)."""
+
+    name = "not_regex"
+    params_model = RegexParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        found = self.params.pattern.search(answer.text)
+        return Outcome.check(not found, f"/{self.params.value}/ {'matched' if found else 'not matched'}")
+
+
+class NotEmpty(CheckType[NoParams]):
+    """Pass when the answer text (reasoning removed) is not empty."""
+
+    name = "not_empty"
+    params_model = NoParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        if answer.text:
+            return Outcome.ok(f"{len(answer.text)} characters: {clip(answer.text, 40)}")
+        return Outcome.fail("empty answer" + (" (it made a tool call)" if answer.tool_calls else ""))

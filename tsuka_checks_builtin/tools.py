@@ -1,0 +1,102 @@
+"""Check types that judge the answer's tool calls: which tool, which arguments."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tsuka_core import ArgParams, Answer, CheckParams, CheckType, Outcome, RegexParams, first_call_argument, json_equal
+from tsuka_checks_builtin.json import compact
+
+__all__ = ["ToolArgEquals", "ToolArgRegex", "ToolCalled", "ToolNotCalled"]
+
+
+class ToolNameParams(CheckParams):
+    """A tool name."""
+
+    value: str
+    """The tool's name (case-sensitive)."""
+
+
+class OptionalToolNameParams(CheckParams):
+    """An optional tool name."""
+
+    value: str | None = None
+    """The tool that must not be called; without it, no tool may be called."""
+
+
+class ArgEqualsParams(ArgParams):
+    """An argument and the JSON value expected in it."""
+
+    value: Any
+    """The expected JSON value (typed: true is not "true")."""
+
+
+class ArgRegexParams(ArgParams, RegexParams):
+    """An argument and a pattern to find in it (case-insensitive by default)."""
+
+    flags: str = "i"
+    """Regex flags; "i" (the default) ignores case, "" is case-sensitive; also m, s."""
+
+
+def _calls(answer: Answer) -> str:
+    return ", ".join(c.name for c in answer.tool_calls) or "none"
+
+
+class ToolCalled(CheckType[ToolNameParams]):
+    """Pass when the first tool call is of the tool `value`."""
+
+    name = "tool_called"
+    params_model = ToolNameParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        call = answer.first_call
+        if call is None:
+            detail = "no tool call" + (f"; answered {answer.text[:40]!r}" if answer.text else "")
+            return Outcome.fail(detail)
+        return Outcome.check(call.name == self.params.value, f"called {call.name}, expected {self.params.value}")
+
+
+class ToolNotCalled(CheckType[OptionalToolNameParams]):
+    """Pass when no tool is called (or, with `value`, when that tool is not called)."""
+
+    name = "tool_not_called"
+    params_model = OptionalToolNameParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        banned = self.params.value
+        if banned is None:
+            return Outcome.check(not answer.tool_calls, f"tool calls: {_calls(answer)}")
+        made = any(call.name == banned for call in answer.tool_calls)
+        return Outcome.check(not made, f"{banned} {'called' if made else 'not called'} (calls: {_calls(answer)})")
+
+
+class ToolArgEquals(CheckType[ArgEqualsParams]):
+    """Pass when argument `arg` of the first tool call equals `value` (JSON-typed equality)."""
+
+    name = "tool_arg_equals"
+    params_model = ArgEqualsParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        found, _call, problem = first_call_argument(answer, self.params.arg_path)
+        if problem:
+            return problem
+        want = self.params.value
+        return Outcome.check(json_equal(found, want), f"{self.params.arg} is {compact(found)}, expected {compact(want)}")
+
+
+class ToolArgRegex(CheckType[ArgRegexParams]):
+    """Pass when the pattern `value` is found in argument `arg` of the first tool call."""
+
+    name = "tool_arg_regex"
+    params_model = ArgRegexParams
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        found, _call, problem = first_call_argument(answer, self.params.arg_path)
+        if problem:
+            return problem
+        text = found if isinstance(found, str) else json.dumps(found, ensure_ascii=False, separators=(",", ":"))
+        ok = self.params.pattern.search(text)
+        return Outcome.check(ok, f"{self.params.arg} {compact(found)} {'matches' if ok else 'does not match'} /{self.params.value}/")
+
+

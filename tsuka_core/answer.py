@@ -1,0 +1,103 @@
+"""What a model answered, normalised: the text checks see and the tool calls it made."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import json_repair
+
+__all__ = ["Answer", "ToolCall", "normalise_tool_call", "parse_arguments", "strip_reasoning"]
+
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
+_THINK_OPEN = "<think>"
+_THINK_CLOSE = "</think>"
+
+
+def strip_reasoning(content: str | None) -> str:
+    """Remove reasoning from answer text, as spec section 3 says, and strip white space.
+
+    Every ``<think>…</think>`` block goes; an unclosed ``<think>`` cuts the rest;
+    a lone ``</think>`` keeps only what follows it.
+    """
+    if not content:
+        return ""
+    text = _THINK_BLOCK.sub("", content)
+    if _THINK_OPEN in text:
+        text = text[: text.index(_THINK_OPEN)]
+    if _THINK_CLOSE in text:
+        text = text[text.rindex(_THINK_CLOSE) + len(_THINK_CLOSE) :]
+    return text.strip()
+
+
+def parse_arguments(raw: object) -> tuple[Any, str | None]:
+    """Turn raw tool-call arguments into a JSON object, repairing a broken JSON string.
+
+    Returns ``(arguments, problem)``: ``problem`` is ``None`` when the arguments
+    are a JSON object, else a short reason (and ``arguments`` what could be read).
+    """
+    value: Any = raw
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}, None
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            try:
+                value = json_repair.loads(raw)
+            except Exception:  # json-repair promises not to raise; never trust a parser with model output
+                return None, "tool arguments are not JSON"
+            if value == "" or value is None:
+                return None, "tool arguments are not JSON"
+    if isinstance(value, dict):
+        return value, None
+    kind = "null" if value is None else type(value).__name__
+    return value, f"tool arguments are not a JSON object (got {kind})"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call: its id, the tool's name and its parsed arguments."""
+
+    id: str
+    name: str
+    arguments: Any
+    """The arguments as a JSON value; a dict unless ``arguments_problem`` says otherwise."""
+    arguments_problem: str | None = None
+    """Why the arguments are not a usable JSON object, or ``None``."""
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """The call as the server sent it, to send back unchanged in the next turn."""
+
+
+def normalise_tool_call(raw: Mapping[str, Any], index: int) -> ToolCall | None:
+    """Build a ToolCall from an OpenAI-style entry; ``None`` when it names no function."""
+    function = raw.get("function")
+    if not isinstance(function, Mapping):
+        return None
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    call_id = raw.get("id")
+    if not isinstance(call_id, str) or not call_id:
+        call_id = f"call_{index}"
+    arguments, problem = parse_arguments(function.get("arguments"))
+    return ToolCall(id=call_id, name=name, arguments=arguments, arguments_problem=problem, raw=raw)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One answer as the checks see it."""
+
+    text: str
+    """The message content with reasoning removed and white space stripped."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tools: Sequence[Mapping[str, Any]] = ()
+    """The tool schemas offered with the request (OpenAI function format)."""
+
+    @property
+    def first_call(self) -> ToolCall | None:
+        """The first tool call of the answer, if any."""
+        return self.tool_calls[0] if self.tool_calls else None

@@ -1,0 +1,139 @@
+"""The backend contract: how tsuka asks a model for one answer, whatever serves it."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import httpx
+
+from tsuka_core.answer import ToolCall
+from tsuka_core.errors import RequestError
+
+__all__ = [
+    "EFFORTS",
+    "Backend",
+    "BackendConfig",
+    "ChatRequest",
+    "ChatResponse",
+    "Effort",
+    "EffortRejected",
+    "estimate_tokens",
+]
+
+Effort = Literal["none", "low", "medium", "xhigh"]
+EFFORTS: tuple[Effort, ...] = ("none", "low", "medium", "xhigh")
+"""Reasoning-effort levels, cheapest first."""
+
+
+class EffortRejected(RequestError):
+    """The server refused the effort parameter: the model is measured once without it."""
+
+
+def estimate_tokens(text: str) -> int:
+    """A token count estimated from text length (characters / 3.5), for servers that send no usage."""
+    return round(len(text) / 3.5)
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """What the user configured for a backend; each backend reads the fields it needs."""
+
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    model_path: str | None = None
+    """A model file, for backends that run a model in-process."""
+    timeout: float = 300.0
+    """Seconds one request may take."""
+    retries: int = 3
+    """How many times a retryable failure is tried again."""
+    max_tokens: int = 8192
+    temperature: float | None = None
+    seed: int | None = None
+    options: Mapping[str, str] = field(default_factory=dict)
+    """Backend-specific ``--option KEY=VALUE`` pairs."""
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One request: a conversation in OpenAI message format, the tools offered, and the effort."""
+
+    model: str
+    messages: Sequence[Mapping[str, Any]]
+    tools: Sequence[Mapping[str, Any]] = ()
+    effort: Effort | None = None
+    """The level to apply, or ``None`` to send no effort parameter at all."""
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    """One answer, normalised: text without reasoning, tool calls, usage and duration."""
+
+    text: str
+    """Message content with reasoning removed and white space stripped."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    content: str | None = None
+    """The message content exactly as received."""
+    reasoning: str | None = None
+    """Separate reasoning the server sent (never checked, never sent back)."""
+    prompt_tokens: int | None = None
+    completion_tokens: int = 0
+    usage_estimated: bool = False
+    """True when the server sent no usage and ``completion_tokens`` was estimated from text."""
+    duration: float = 0.0
+    """Seconds the request took, retries excluded."""
+
+
+class Backend:
+    """Base of every backend: a name, how to reach models, and one call that returns an answer.
+
+    Subclasses set ``name`` (what ``--backend`` takes), ``env_vars`` (the
+    environment variables they read, for ``tsuka backends``) and
+    ``applies_effort`` (False when efforts can never be applied), and implement
+    :meth:`list_models` and :meth:`complete`. The engine creates one backend per
+    run with the user's :class:`BackendConfig` and the run's shared
+    ``httpx.AsyncClient``; backends that speak HTTP use that client, so tests can
+    give it an ``httpx.MockTransport``.
+    """
+
+    name: ClassVar[str]
+    env_vars: ClassVar[tuple[str, ...]] = ()
+    applies_effort: ClassVar[bool] = True
+
+    def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
+        self.config = config
+        self.client = client
+
+    @classmethod
+    def description(cls) -> str:
+        """The first line of the class docstring."""
+        doc = inspect.getdoc(cls) or ""
+        return doc.splitlines()[0] if doc else ""
+
+    @property
+    def provider(self) -> str:
+        """What profiles record as ``provider``: the base URL (credentials removed) or the backend name."""
+        return self.name
+
+    def effort_params(self, effort: Effort) -> dict[str, Any]:
+        """The request fields that apply ``effort`` (the OpenAI backend: ``reasoning_effort``)."""
+        del effort
+        return {}
+
+    async def list_models(self) -> list[str]:
+        """Every model this backend can reach, for ``tsuka run all`` and ``tsuka models``."""
+        raise NotImplementedError
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Send one request and return the normalised answer.
+
+        Raises :class:`~tsuka_core.RequestError` when the request fails for good
+        (after the backend's retries) and :class:`EffortRejected` when the server
+        refuses the effort parameter.
+        """
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        """Release what the backend holds (a loaded model, for instance); the engine closes the client."""

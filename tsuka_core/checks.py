@@ -1,0 +1,171 @@
+"""The check-type base class, its parameter models, and the helpers every check uses."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
+
+from tsuka_core.answer import Answer, ToolCall
+from tsuka_core.jsontools import MISSING, JsonPath, extract_json
+from tsuka_core.outcome import Outcome
+from tsuka_core.patterns import KNOWN_FLAGS, Pattern, PatternTimeout
+
+__all__ = [
+    "ArgParams",
+    "CheckParams",
+    "CheckType",
+    "NoParams",
+    "PathParams",
+    "RegexParams",
+    "describe",
+    "first_call_argument",
+    "json_at_path",
+    "run_check",
+]
+
+P = TypeVar("P", bound="CheckParams")
+
+
+class CheckParams(BaseModel):
+    """Base of every check type's parameters: frozen, strict, unknown keys rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, use_attribute_docstrings=True)
+
+
+class NoParams(CheckParams):
+    """A check type that takes no parameters."""
+
+
+class RegexParams(CheckParams):
+    """A pattern in ``value`` with JavaScript-style ``flags``, compiled when the suite loads."""
+
+    value: str
+    """The regular expression."""
+    flags: str = ""
+    """Any of i (ignore case), m (multi-line), s (dot matches newline); g and u change nothing."""
+
+    _pattern: Pattern = PrivateAttr()
+
+    @field_validator("flags")
+    @classmethod
+    def _known_flags(cls, flags: str) -> str:
+        unknown = sorted({f for f in flags if f not in KNOWN_FLAGS})
+        if unknown:
+            raise ValueError(f"unknown regex flag(s) {''.join(unknown)!r}; use any of {KNOWN_FLAGS!r}")
+        return flags
+
+    @model_validator(mode="after")
+    def _compile(self) -> RegexParams:
+        self._pattern = Pattern.compile(self.value, self.flags)
+        return self
+
+    @property
+    def pattern(self) -> Pattern:
+        """The compiled, time-limited pattern."""
+        return self._pattern
+
+
+class PathParams(CheckParams):
+    """A JMESPath ``path`` into the JSON of the answer, compiled when the suite loads."""
+
+    path: str
+    """A JMESPath expression; a dotted path such as ``items[0].name`` is one."""
+
+    _compiled: JsonPath = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _compile_path(self) -> PathParams:
+        self._compiled = JsonPath(self.path)
+        return self
+
+    @property
+    def json_path(self) -> JsonPath:
+        """The compiled path."""
+        return self._compiled
+
+
+class ArgParams(CheckParams):
+    """An ``arg`` of the first tool call: a top-level name taken literally, else a JMESPath expression."""
+
+    arg: str
+    """Argument name (``file-name`` works as written) or a JMESPath expression (``options.mode``)."""
+
+    _compiled: JsonPath = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _compile_arg(self) -> ArgParams:
+        if not self.arg:
+            raise ValueError("arg must not be empty")
+        self._compiled = JsonPath(self.arg, literal_key=True)
+        return self
+
+    @property
+    def arg_path(self) -> JsonPath:
+        """The compiled argument reference."""
+        return self._compiled
+
+
+class CheckType(Generic[P]):
+    """Base of every check type: a name, a parameter model, and ``evaluate``.
+
+    Subclasses set ``name`` and ``params_model`` and implement ``evaluate``,
+    which returns an :class:`Outcome` (a wrong answer is ``failed``, never an
+    exception). The class docstring's first line is the type's description.
+    """
+
+    name: ClassVar[str]
+    params_model: ClassVar[type[CheckParams]] = NoParams
+
+    def __init__(self, params: P) -> None:
+        self.params = params
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        """Judge one answer."""
+        raise NotImplementedError
+
+
+def describe(check_type: type[CheckType[Any]]) -> str:
+    """The first line of a check type's (or any class's) docstring."""
+    doc = inspect.getdoc(check_type) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def run_check(check: CheckType[Any], answer: Answer) -> Outcome:
+    """Evaluate ``check`` on ``answer``; a time-out or an exception becomes ``errored``."""
+    try:
+        outcome = check.evaluate(answer)
+    except PatternTimeout as exc:
+        return Outcome.error(str(exc))
+    except RecursionError:
+        return Outcome.error("input nested too deeply to evaluate")
+    except Exception as exc:  # a plugin bug must not end the run: errored, shown apart
+        return Outcome.error(f"{check.name} raised {type(exc).__name__}: {exc}".splitlines()[0])
+    if not isinstance(outcome, Outcome):
+        return Outcome.error(f"{check.name} returned {type(outcome).__name__}, not an Outcome")
+    return outcome
+
+
+def json_at_path(answer: Answer, path: JsonPath) -> tuple[Any, Outcome | None]:
+    """The value at ``path`` in the answer's JSON, or a failed outcome saying why there is none."""
+    extracted = extract_json(answer.text)
+    if extracted is None:
+        return MISSING, Outcome.fail("no JSON found in the answer")
+    value = path.find(extracted.value)
+    if value is MISSING:
+        return MISSING, Outcome.fail(f"nothing at path {path.text!r}")
+    return value, None
+
+
+def first_call_argument(answer: Answer, arg: JsonPath) -> tuple[Any, ToolCall | None, Outcome | None]:
+    """The first tool call's argument ``arg``, or a failed outcome saying why there is none."""
+    call = answer.first_call
+    if call is None:
+        return MISSING, None, Outcome.fail("no tool call")
+    if call.arguments_problem:
+        return MISSING, call, Outcome.fail(f"{call.name}: {call.arguments_problem}")
+    value = arg.find(call.arguments)
+    if value is MISSING:
+        return MISSING, call, Outcome.fail(f"{call.name} has no argument {arg.text!r}")
+    return value, call, None

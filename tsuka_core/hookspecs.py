@@ -1,0 +1,59 @@
+"""The plugin contract: the markers plugins use and every hook tsuka calls.
+
+A plugin is a module (or object) with functions marked ``@tsuka_core.hookimpl``,
+made known through an entry point in the group ``tsuka``::
+
+    [project.entry-points.tsuka]
+    my_checks = "my_package.plugin"
+
+Each hook receives a ``register`` callback and calls it once per class it adds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from tsuka_core.backends.base import Backend
+    from tsuka_core.checks import CheckType
+
+__all__ = ["PROJECT", "RegisterBackend", "RegisterCheckType", "hookimpl", "hookspec"]
+
+PROJECT = "tsuka"
+"""The pluggy project name, and the entry-point group plugins are found in."""
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+RegisterCheckType = Callable[["type[CheckType[Any]]"], None]
+RegisterBackend = Callable[["type[Backend]"], None]
+
+
+@hookspec
+def register_check_types(register: RegisterCheckType) -> None:
+    """Add check types: call ``register(cls)`` once for each :class:`~tsuka_core.CheckType` subclass.
+
+    The class's ``name`` is the ``type`` used in test files; it must be unique
+    across every installed plugin. Its ``params_model`` validates a check's
+    keys when a suite loads. Example::
+
+        @tsuka_core.hookimpl
+        def register_check_types(register):
+            register(SentenceCount)
+    """
+
+
+@hookspec
+def register_backends(register: RegisterBackend) -> None:
+    """Add backends: call ``register(cls)`` once for each :class:`~tsuka_core.Backend` subclass.
+
+    The class's ``name`` is what ``tsuka run --backend`` takes; it must be
+    unique across every installed plugin. Example::
+
+        @tsuka_core.hookimpl
+        def register_backends(register):
+            register(OllamaBackend)
+    """

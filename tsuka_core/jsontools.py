@@ -1,0 +1,208 @@
+"""JSON as checks need it: taking a value out of answer text, typed equality, type names, paths."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import jmespath
+import jmespath.exceptions
+import json_repair
+from jmespath.parser import ParsedResult
+
+__all__ = [
+    "ExtractedJson",
+    "JsonPath",
+    "MISSING",
+    "extract_json",
+    "json_equal",
+    "json_type_name",
+    "loads_strict",
+]
+
+Method = Literal["strict", "fenced", "extracted", "repaired"]
+
+MISSING: Any = object()
+"""Returned by :meth:`JsonPath.find` when nothing is at the path."""
+
+MAX_SCAN_CHARS = 1_000_000
+"""Longest text that extraction scans for embedded JSON or repairs (bounded cost)."""
+MAX_CANDIDATES = 32
+"""Most opening brackets tried as the start of embedded JSON."""
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
+_PLAIN_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[-?\d+\]|\.[A-Za-z_][A-Za-z0-9_]*)*")
+_PATH_PART = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(-?\d+)\]")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads_strict(text: str) -> Any:
+    """Parse standard JSON only: ``NaN`` and ``Infinity`` are refused; raises ValueError."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError as exc:
+        raise ValueError("JSON nested too deeply") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedJson:
+    """A JSON value taken from answer text, and how it was obtained."""
+
+    value: Any
+    method: Method
+
+
+def _try_strict(text: str) -> tuple[bool, Any]:
+    try:
+        return True, loads_strict(text)
+    except ValueError:
+        return False, None
+
+
+def _embedded(text: str) -> Any:
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    start, tried = 0, 0
+    while tried < MAX_CANDIDATES:
+        positions = [p for p in (text.find("{", start), text.find("[", start)) if p >= 0]
+        if not positions:
+            return MISSING
+        pos = min(positions)
+        tried += 1
+        try:
+            value, _end = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            start = pos + 1
+            continue
+        if isinstance(value, (dict, list)) and value:
+            return value
+        start = pos + 1
+    return MISSING
+
+
+def _repaired(text: str) -> Any:
+    starts = [p for p in (text.find("{"), text.find("[")) if p >= 0]
+    if not starts:
+        return MISSING
+    try:
+        value = json_repair.loads(text[min(starts) :])
+    except Exception:  # json-repair on hostile input: a failure to repair is not a crash
+        return MISSING
+    if isinstance(value, (dict, list)) and value:
+        return value
+    return MISSING
+
+
+def extract_json(text: str) -> ExtractedJson | None:
+    """Take a JSON value from answer text, or ``None`` when there is none.
+
+    Tried in order: the whole text (``strict``), one fenced code block
+    (``fenced``), a JSON object or array inside prose (``extracted``), and a
+    json-repair of the text from its first bracket (``repaired``). Plain prose
+    never yields a value.
+    """
+    stripped = text.strip()
+    ok, value = _try_strict(stripped)
+    if ok:
+        return ExtractedJson(value, "strict")
+    scan = stripped[:MAX_SCAN_CHARS]
+    fence = _FENCE.search(scan)
+    if fence:
+        ok, value = _try_strict(fence.group(2).strip())
+        if ok:
+            return ExtractedJson(value, "fenced")
+        scan = fence.group(2)
+    value = _embedded(scan)
+    if value is not MISSING:
+        return ExtractedJson(value, "extracted")
+    value = _repaired(scan)
+    if value is not MISSING:
+        return ExtractedJson(value, "repaired")
+    return None
+
+
+def json_type_name(value: Any) -> str:
+    """The JSON Schema type name of a value: string, integer, number, boolean, array, object, null."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def json_equal(left: Any, right: Any) -> bool:
+    """JSON equality: same type and value; 8080 equals 8080.0; a boolean is never a number."""
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+        return left == right
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(json_equal(a, b) for a, b in zip(left, right, strict=True))
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(json_equal(left[k], right[k]) for k in left)
+    if type(left) is not type(right):
+        return False
+    return bool(left == right)
+
+
+class JsonPath:
+    """A compiled path into a JSON value: a plain dotted path or any JMESPath expression."""
+
+    __slots__ = ("_parsed", "_parts", "text")
+
+    def __init__(self, text: str, *, literal_key: bool = False) -> None:
+        """Compile ``text``; raises ValueError with the parser's reason when it is not valid.
+
+        With ``literal_key``, a text free of JMESPath syntax is one top-level key
+        taken as written (so ``file-name`` names the argument ``file-name``).
+        """
+        self.text = text
+        self._parts: list[str | int] | None = None
+        self._parsed: ParsedResult | None = None
+        if literal_key and text and not any(c in text for c in ".[]|*@&!(){}'\"`,:?<>= \t\n"):
+            self._parts = [text]
+        elif _PLAIN_PATH.fullmatch(text):
+            self._parts = [
+                name if name else int(index) for name, index in _PATH_PART.findall(text)
+            ]
+        else:
+            try:
+                self._parsed = jmespath.compile(text)
+            except jmespath.exceptions.JMESPathError as exc:
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise ValueError(f"not a valid JMESPath expression: {reason}") from exc
+
+    def find(self, document: Any) -> Any:
+        """The value at the path in ``document``, or :data:`MISSING`."""
+        if self._parts is not None:
+            current = document
+            for part in self._parts:
+                if isinstance(part, int):
+                    if not isinstance(current, list) or not -len(current) <= part < len(current):
+                        return MISSING
+                    current = current[part]
+                elif isinstance(current, dict) and part in current:
+                    current = current[part]
+                else:
+                    return MISSING
+            return current
+        assert self._parsed is not None
+        try:
+            found = self._parsed.search(document)
+        except (jmespath.exceptions.JMESPathError, RecursionError, TypeError, ValueError):
+            return MISSING
+        return MISSING if found is None else found

@@ -1,0 +1,70 @@
+"""The loaded form of a suite: tests, their steps and their checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from tsuka_core.checks import CheckParams, CheckType
+
+__all__ = ["CATEGORIES", "Category", "Check", "Step", "Suite", "Test"]
+
+Category = Literal["instruction", "json", "toolCalling"]
+CATEGORIES: tuple[Category, ...] = ("instruction", "json", "toolCalling")
+"""The three categories, in the order scores are reported."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of a step: its type, weight and validated parameters, ready to evaluate."""
+
+    type: str
+    weight: float
+    params: CheckParams
+    impl: CheckType[Any] = field(repr=False)
+    location: str
+    """Where it stands in its file, e.g. ``steps[1].checks[0]``."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One request of a test: an optional prompt, an optional tool result, and its checks."""
+
+    prompt: str | None
+    tool_result: str | None
+    checks: tuple[Check, ...]
+
+
+@dataclass(frozen=True)
+class Test:
+    """One test file, validated."""
+
+    file: str
+    name: str
+    category: Category
+    steps: tuple[Step, ...]
+    weight: float = 1
+    description: str = ""
+    tools: tuple[Mapping[str, Any], ...] = ()
+    system: str | None = None
+
+    @property
+    def check_count(self) -> int:
+        """How many checks all steps hold."""
+        return sum(len(step.checks) for step in self.steps)
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A folder of tests in file-name order, with its hash and any warnings."""
+
+    path: Path
+    tests: tuple[Test, ...]
+    hash: str
+    warnings: tuple[str, ...] = ()
+
+    def by_category(self, category: Category) -> list[Test]:
+        """The tests of one category, in suite order."""
+        return [t for t in self.tests if t.category == category]

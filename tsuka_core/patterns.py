@@ -1,0 +1,53 @@
+"""Regular expressions as checks use them: JavaScript-style flags and a time limit per search."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+__all__ = ["DEFAULT_TIMEOUT", "KNOWN_FLAGS", "Pattern", "PatternTimeout"]
+
+DEFAULT_TIMEOUT = 1.0
+"""Seconds one search may take before it is abandoned (a ReDoS guard)."""
+
+KNOWN_FLAGS = "imsgu"
+"""Flags a check may give: i, m, s change matching; g and u are accepted and change nothing."""
+
+_FLAG_BITS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "g": 0, "u": 0}
+
+
+class PatternTimeout(Exception):
+    """A search ran past its time limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """A compiled pattern with its flags and time limit."""
+
+    source: str
+    flags: str
+    compiled: regex.Pattern[str]
+    timeout: float = DEFAULT_TIMEOUT
+
+    @classmethod
+    def compile(cls, source: str, flags: str = "", timeout: float = DEFAULT_TIMEOUT) -> Pattern:
+        """Compile ``source``; raises ValueError naming an unknown flag or the syntax error."""
+        unknown = sorted({f for f in flags if f not in _FLAG_BITS})
+        if unknown:
+            raise ValueError(f"unknown regex flag(s) {''.join(unknown)!r}; use any of {KNOWN_FLAGS!r}")
+        bits = regex.VERSION0
+        for flag in flags:
+            bits |= _FLAG_BITS[flag]
+        try:
+            compiled = regex.compile(source, bits)
+        except regex.error as exc:
+            raise ValueError(f"regex does not compile: {exc}") from exc
+        return cls(source, flags, compiled, timeout)
+
+    def search(self, text: str) -> bool:
+        """True when the pattern is found anywhere in ``text``; raises PatternTimeout past the limit."""
+        try:
+            return self.compiled.search(text, timeout=self.timeout) is not None
+        except TimeoutError as exc:
+            raise PatternTimeout(f"regex search exceeded {self.timeout:g} s") from exc

@@ -1,0 +1,113 @@
+"""The only code that calls hooks: it turns loaded plugins into name-to-class maps."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import pluggy
+
+from tsuka_core.errors import PluginError
+from tsuka_core.plugins import LoadedPlugin, discover, new_plugin_manager
+
+if TYPE_CHECKING:
+    from tsuka_core.backends.base import Backend
+    from tsuka_core.checks import CheckType
+
+__all__ = ["Registered", "Registry", "load_registry"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Registered(Generic[T]):
+    """A class a plugin registered, and the plugin that did."""
+
+    cls: T
+    plugin: LoadedPlugin
+
+    @property
+    def distribution(self) -> str:
+        """The distribution that provides the class."""
+        return self.plugin.distribution
+
+
+@dataclass
+class Registry:
+    """Every check type and backend the loaded plugins registered, by name."""
+
+    plugins: list[LoadedPlugin]
+    check_types: dict[str, Registered[type[CheckType[Any]]]] = field(default_factory=dict)
+    backends: dict[str, Registered[type[Backend]]] = field(default_factory=dict)
+
+    @classmethod
+    def from_plugins(cls, plugins: Iterable[LoadedPlugin]) -> Registry:
+        """Register ``plugins`` on a fresh plugin manager and collect what their hooks register."""
+        plugins = list(plugins)
+        pm = new_plugin_manager()
+        for plugin in plugins:
+            try:
+                pm.register(plugin.plugin, name=plugin.key)
+            except (pluggy.PluginValidationError, ValueError) as exc:
+                raise PluginError(f"plugin {plugin.key} cannot be registered: {exc}") from exc
+        try:
+            pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            raise PluginError(f"{exc.plugin}: {exc}") from exc
+        registry = cls(plugins)
+        for plugin in plugins:
+            others = [p.plugin for p in plugins if p is not plugin]
+            registry._collect(pm, plugin, others)
+        return registry
+
+    def _collect(self, pm: pluggy.PluginManager, plugin: LoadedPlugin, others: list[Any]) -> None:
+        def adder(kind: str, table: dict[str, Registered[Any]]) -> Callable[[Any], None]:
+            def register(cls: Any) -> None:
+                name = getattr(cls, "name", None)
+                if not isinstance(name, str) or not name:
+                    raise PluginError(f"{plugin.key} registered {cls!r}, a {kind} without a name")
+                if name in table:
+                    first = table[name].plugin
+                    raise PluginError(
+                        f"{kind} {name!r} is registered twice: by {first.distribution} ({first.key}) "
+                        f"and by {plugin.distribution} ({plugin.key}); uninstall one or limit "
+                        "TSUKA_LOAD_PLUGINS"
+                    )
+                table[name] = Registered(cls, plugin)
+
+            return register
+
+        pm.subset_hook_caller("register_check_types", others)(
+            register=adder("check type", self.check_types)  # type: ignore[arg-type]
+        )
+        pm.subset_hook_caller("register_backends", others)(
+            register=adder("backend", self.backends)  # type: ignore[arg-type]
+        )
+
+    def check_type(self, name: str) -> type[CheckType[Any]] | None:
+        """The check type called ``name``, or ``None``."""
+        entry = self.check_types.get(name)
+        return entry.cls if entry else None
+
+    def backend(self, name: str) -> type[Backend] | None:
+        """The backend called ``name``, or ``None``."""
+        entry = self.backends.get(name)
+        return entry.cls if entry else None
+
+    def registered_by(self, plugin: LoadedPlugin) -> list[str]:
+        """What one plugin registered, as ``check type NAME`` / ``backend NAME`` lines."""
+        found = [f"check type {n}" for n, r in self.check_types.items() if r.plugin is plugin]
+        found += [f"backend {n}" for n, r in self.backends.items() if r.plugin is plugin]
+        return found
+
+
+_cached: Registry | None = None
+
+
+def load_registry(*, fresh: bool = False) -> Registry:
+    """The registry of every installed plugin (loaded once per process unless ``fresh``)."""
+    global _cached
+    if _cached is None or fresh:
+        _cached = Registry.from_plugins(discover())
+    return _cached

@@ -1,0 +1,102 @@
+"""Read a folder of test files into a validated Suite, and compute its hash."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from tsuka_core.errors import SuiteError
+from tsuka_core.jsontools import loads_strict
+from tsuka_core.model import CATEGORIES, Suite, Test
+from tsuka_core.registry import Registry, load_registry
+from tsuka_core.testfile import parse_test
+
+__all__ = ["MAX_TEST_FILE_BYTES", "default_suite_path", "load_suite", "suite_files", "suite_hash"]
+
+MAX_TEST_FILE_BYTES = 4 * 1024 * 1024
+"""A test file larger than this is refused (a test is a prompt and some checks)."""
+
+
+def default_suite_path() -> Path:
+    """The suite installed with tsuka (the project's ``benchmarks/`` folder)."""
+    here = Path(__file__).resolve().parent
+    installed = here / "default_suite"
+    return installed if installed.is_dir() else here.parent / "benchmarks"
+
+
+def suite_files(folder: Path) -> list[Path]:
+    """Every ``*.json`` file directly inside ``folder``, in file-name (code-point) order."""
+    if not folder.is_dir():
+        return []
+    return sorted((p for p in folder.iterdir() if p.name.endswith(".json") and p.is_file()), key=lambda p: p.name)
+
+
+def suite_hash(folder: Path) -> str:
+    """The suite hash: MD5 over each file's name then its bytes, in order; 8 hex digits, or ``none``."""
+    files = suite_files(Path(folder))
+    if not files:
+        return "none"
+    digest = hashlib.md5(usedforsecurity=False)
+    for path in files:
+        digest.update(path.name.encode("utf-8"))
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:8]
+
+
+def _read(path: Path) -> tuple[object, str | None]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, f"{path.name}: cannot be read: {exc.strerror or exc}"
+    if len(raw) > MAX_TEST_FILE_BYTES:
+        return None, f"{path.name}: {len(raw)} bytes, over the {MAX_TEST_FILE_BYTES} byte limit for a test file"
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, f"{path.name}: not UTF-8 (byte {exc.start})"
+    try:
+        return loads_strict(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"{path.name}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"
+    except ValueError as exc:
+        return None, f"{path.name}: not valid JSON: {exc}"
+
+
+def load_suite(folder: Path | str | None = None, registry: Registry | None = None) -> Suite:
+    """Load and validate every test file of ``folder`` (default: the installed suite).
+
+    Raises :class:`SuiteError` listing every problem of every file when any is
+    invalid; a suite with a category lacking tests loads with a warning.
+    """
+    path = Path(folder) if folder is not None else default_suite_path()
+    if not path.is_dir():
+        raise SuiteError([f"{path}: no such folder (a suite is a folder of *.json test files)"])
+    registry = registry or load_registry()
+    files = suite_files(path)
+    if not files:
+        raise SuiteError([f"{path}: holds no *.json test files"])
+    problems: list[str] = []
+    tests: list[Test] = []
+    names: dict[str, str] = {}
+    for file in files:
+        data, problem = _read(file)
+        if problem:
+            problems.append(problem)
+            continue
+        test, found = parse_test(file.name, data, registry)
+        problems.extend(found)
+        if test is None:
+            continue
+        if test.name in names:
+            problems.append(f"{file.name}: name: {test.name!r} is already the name of {names[test.name]}")
+        names[test.name] = file.name
+        tests.append(test)
+    if problems:
+        raise SuiteError(problems)
+    warnings = tuple(
+        f"{path}: no test in category {c!r}: it scores 0, so the tier cannot rise above small"
+        for c in CATEGORIES
+        if not any(t.category == c for t in tests)
+    )
+    return Suite(path, tuple(tests), suite_hash(path), warnings)
