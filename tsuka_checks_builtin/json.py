@@ -78,7 +78,9 @@ class JsonPathEquals(CheckType[PathEqualsParams]):
         if problem:
             return problem
         want = self.params.value
-        return Outcome.check(json_equal(found, want), f"{self.params.path} is {compact(found)}, expected {compact(want)}")
+        return Outcome.check(
+            json_equal(found, want), f"{self.params.path} is {compact(found)}, expected {compact(want)}"
+        )
 
 
 class JsonPathType(CheckType[PathTypeParams]):
@@ -109,4 +111,6 @@ class JsonPathLength(CheckType[PathLengthParams]):
         if not isinstance(found, list):
             return Outcome.fail(f"{self.params.path} is {json_type_name(found)}, not an array")
         size = len(found)
-        return Outcome.check(size == self.params.value, f"{self.params.path} has {size} elements, expected {self.params.value}")
+        return Outcome.check(
+            size == self.params.value, f"{self.params.path} has {size} elements, expected {self.params.value}"
+        )

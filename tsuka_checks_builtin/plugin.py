@@ -1,10 +1,10 @@
-"""The single plugin module that registers every built-in check type."""
+"""The single plugin module that registers every built-in check type and backend."""
 
 from __future__ import annotations
 
 from tsuka_checks_builtin import json as json_checks
 from tsuka_checks_builtin import text, tools
-from tsuka_core import RegisterCheckType, hookimpl
+from tsuka_core import RegisterBackend, RegisterCheckType, hookimpl
 
 CHECK_TYPES = (
     text.WordCount,
@@ -33,3 +33,13 @@ def register_check_types(register: RegisterCheckType) -> None:
     for check_type in CHECK_TYPES:
         register(check_type)
 
+
+@hookimpl
+def register_backends(register: RegisterBackend) -> None:
+    """Register the built-in backends: an OpenAI-compatible server, and a model run in-process."""
+    from tsuka_core.backends.embedded import EmbeddedBackend
+
+    from tsuka_core.backends.openai import OpenAIBackend
+
+    register(OpenAIBackend)
+    register(EmbeddedBackend)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tsuka_core import ArgParams, Answer, CheckParams, CheckType, Outcome, RegexParams, first_call_argument, json_equal
 from tsuka_checks_builtin.json import compact
+from tsuka_core import Answer, ArgParams, CheckParams, CheckType, Outcome, RegexParams, first_call_argument, json_equal
 
 __all__ = ["ToolArgEquals", "ToolArgRegex", "ToolCalled", "ToolNotCalled"]
 
@@ -32,7 +32,7 @@ class ArgEqualsParams(ArgParams):
     """The expected JSON value (typed: true is not "true")."""
 
 
-class ArgRegexParams(ArgParams, RegexParams):
+class ArgRegexParams(ArgParams, RegexParams):  # type: ignore[misc]  # pydantic-mypy: both bases define model_construct
     """An argument and a pattern to find in it (case-insensitive by default)."""
 
     flags: str = "i"
@@ -82,7 +82,9 @@ class ToolArgEquals(CheckType[ArgEqualsParams]):
         if problem:
             return problem
         want = self.params.value
-        return Outcome.check(json_equal(found, want), f"{self.params.arg} is {compact(found)}, expected {compact(want)}")
+        return Outcome.check(
+            json_equal(found, want), f"{self.params.arg} is {compact(found)}, expected {compact(want)}"
+        )
 
 
 class ToolArgRegex(CheckType[ArgRegexParams]):
@@ -97,6 +99,6 @@ class ToolArgRegex(CheckType[ArgRegexParams]):
             return problem
         text = found if isinstance(found, str) else json.dumps(found, ensure_ascii=False, separators=(",", ":"))
         ok = self.params.pattern.search(text)
-        return Outcome.check(ok, f"{self.params.arg} {compact(found)} {'matches' if ok else 'does not match'} /{self.params.value}/")
-
-
+        return Outcome.check(
+            ok, f"{self.params.arg} {compact(found)} {'matches' if ok else 'does not match'} /{self.params.value}/"
+        )

@@ -13,9 +13,9 @@ import json_repair
 from jmespath.parser import ParsedResult
 
 __all__ = [
+    "MISSING",
     "ExtractedJson",
     "JsonPath",
-    "MISSING",
     "extract_json",
     "json_equal",
     "json_type_name",
@@ -176,9 +176,7 @@ class JsonPath:
         if literal_key and text and not any(c in text for c in ".[]|*@&!(){}'\"`,:?<>= \t\n"):
             self._parts = [text]
         elif _PLAIN_PATH.fullmatch(text):
-            self._parts = [
-                name if name else int(index) for name, index in _PATH_PART.findall(text)
-            ]
+            self._parts = [name if name else int(index) for name, index in _PATH_PART.findall(text)]
         else:
             try:
                 self._parsed = jmespath.compile(text)

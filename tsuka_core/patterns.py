@@ -17,7 +17,7 @@ KNOWN_FLAGS = "imsgu"
 _FLAG_BITS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "g": 0, "u": 0}
 
 
-class PatternTimeout(Exception):
+class PatternTimeout(Exception):  # noqa: N818  (reads as the event it is)
     """A search ran past its time limit."""
 
 

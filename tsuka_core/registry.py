@@ -58,7 +58,15 @@ class Registry:
         registry = cls(plugins)
         for plugin in plugins:
             others = [p.plugin for p in plugins if p is not plugin]
-            registry._collect(pm, plugin, others)
+            try:
+                registry._collect(pm, plugin, others)
+            except PluginError:
+                raise
+            except Exception as exc:
+                raise PluginError(
+                    f"plugin {plugin.entry_point!r} of distribution {plugin.distribution!r} failed while registering: "
+                    f"{type(exc).__name__}: {exc}; set TSUKA_LOAD_PLUGINS to the plugins to load without it"
+                ) from exc
         return registry
 
     def _collect(self, pm: pluggy.PluginManager, plugin: LoadedPlugin, others: list[Any]) -> None:
@@ -78,12 +86,8 @@ class Registry:
 
             return register
 
-        pm.subset_hook_caller("register_check_types", others)(
-            register=adder("check type", self.check_types)  # type: ignore[arg-type]
-        )
-        pm.subset_hook_caller("register_backends", others)(
-            register=adder("backend", self.backends)  # type: ignore[arg-type]
-        )
+        pm.subset_hook_caller("register_check_types", others)(register=adder("check type", self.check_types))
+        pm.subset_hook_caller("register_backends", others)(register=adder("backend", self.backends))
 
     def check_type(self, name: str) -> type[CheckType[Any]] | None:
         """The check type called ``name``, or ``None``."""

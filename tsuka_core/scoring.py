@@ -50,7 +50,7 @@ def tier_for(scores: Mapping[Category, float]) -> Tier:
 
 def tier_rank(tier: str) -> int:
     """0 for small, 1 for medium, 2 for large; an unknown tier ranks as small."""
-    return TIERS.index(tier) if tier in TIERS else 0  # type: ignore[arg-type]
+    return TIERS.index(tier) if tier in TIERS else 0
 
 
 def all_categories(scores: Mapping[Category, float]) -> dict[Category, float]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -188,8 +188,7 @@ class _Parser:
         steps = self.steps(data)
         if self.problems or name is None:
             return None
-        cat: Category = category
-        return Test(self.file, name, cat, steps, weight, description, tools, system)
+        return Test(self.file, name, cast(Category, category), steps, weight, description, tools, system)
 
 
 def parse_test(file: str, data: Any, registry: Registry) -> tuple[Test | None, list[str]]:

@@ -28,7 +28,7 @@ EFFORTS: tuple[Effort, ...] = ("none", "low", "medium", "xhigh")
 """Reasoning-effort levels, cheapest first."""
 
 
-class EffortRejected(RequestError):
+class EffortRejected(RequestError):  # noqa: N818  (a condition, not a failure of tsuka)
     """The server refused the effort parameter: the model is measured once without it."""
 
 

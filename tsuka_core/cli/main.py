@@ -1,32 +1,68 @@
-"""The root command group; sub-commands are added from their own modules."""
+"""The root command group; it turns every TsukaError into one line and an exit code."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-__all__ = ["cli", "main"]
+__all__ = ["TsukaGroup", "cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class TsukaGroup(click.Group):
+    """A click group that prints a TsukaError as one line (a suite's problems one per line)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a problem the user must fix exits 2, a failed run 1, never a traceback."""
+        from tsuka_core.errors import SuiteError, TsukaError
+
+        try:
+            return super().invoke(ctx)
+        except SuiteError as exc:
+            for problem in exc.problems:
+                click.echo(problem, err=True)
+            click.echo(f"tsuka: {len(exc.problems)} problem(s) in the suite; nothing was run", err=True)
+            ctx.exit(exc.exit_code)
+        except TsukaError as exc:
+            click.echo(f"tsuka: error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("tsuka: interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=TsukaGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="tsuka", prog_name="tsuka")
 def cli() -> None:
     """Measure what a language model can really do.
 
     tsuka runs a folder of declarative tests (instruction following, JSON
-    output, tool calling) against a model, at several reasoning-effort levels,
+    output, tool calling) against a model at several reasoning-effort levels,
     scores each category, derives a capability tier (small / medium / large)
     and stores the result as a profile that goes stale when the tests change.
 
     \b
     Start here:
-      tsuka validate            check the default suite and print its hash
-      tsuka checks              list every check type a test may use
-      tsuka run all             measure every model the backend can reach
+      tsuka run all                  measure every model the backend reaches
+      tsuka run all --base-url http://127.0.0.1:8080/v1   ...of a server
+      tsuka profiles                 what is stored, valid or stale
+      tsuka gate MODEL --tools F     which tools that model may be offered
+      tsuka validate [SUITE]         check a suite and print its hash
+      tsuka checks                   every check type a test may use
     """
+
+
+def _register_commands() -> None:
+    from tsuka_core.cli import plugin_cmds, profile_cmds, run_cmd, suite_cmds
+
+    for module in (suite_cmds, plugin_cmds, run_cmd, profile_cmds):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register_commands()
 
 
 def main() -> None:
     """Run the ``tsuka`` command."""
-    from tsuka_core.cli import commands  # noqa: F401  (registers the sub-commands)
-
     cli(prog_name="tsuka")

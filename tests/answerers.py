@@ -1,0 +1,88 @@
+"""Scripted answerers for the default suite, as loopback-server handlers: perfect, fooled, tool-shy."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from loopback import Reply
+
+PERFECT_TEXT = {
+    "frase_8_parole": "Every morning the fisherman walks beside the river.",
+    "lista_vincoli_negativi": "iron\ncopper\nsilver",
+    "json_prodotti": json.dumps(
+        {
+            "cheapest": [{"name": "spoon", "price": 3}, {"name": "mug", "price": 6}, {"name": "tray", "price": 9}],
+            "total_cost": 73,
+        }
+    ),
+    "json_annidato": json.dumps(
+        {
+            "host": "reports.example.net",
+            "port": 9443,
+            "ssl": False,
+            "endpoints": [
+                {"path": "/status", "method": "GET", "requires_auth": False},
+                {"path": "/exports", "method": "DELETE", "requires_auth": True},
+            ],
+        }
+    ),
+    "trappola_astensione": "The send_email tool sends an email message to a recipient.",
+}
+
+
+def _last(body: dict[str, Any]) -> dict[str, Any]:
+    message: dict[str, Any] = body["messages"][-1]
+    return message
+
+
+def _tool_names(body: dict[str, Any]) -> set[str]:
+    return {t["function"]["name"] for t in body.get("tools") or []}
+
+
+def which_test(body: dict[str, Any]) -> tuple[str, int]:
+    """The default-suite test a request belongs to, and its step index."""
+    tools, last = _tool_names(body), _last(body)
+    text = str(last.get("content") or "")
+    step = sum(1 for m in body["messages"] if m["role"] == "tool")
+    if "find_customer" in tools:
+        return "catena_tool_distrattori", step
+    if "send_email" in tools:
+        return "trappola_astensione", 0
+    if "write_file" in tools:
+        return "tool_write_append", step
+    if "8 words" in text:
+        return "frase_8_parole", 0
+    if "metals" in text:
+        return "lista_vincoli_negativi", 0
+    if "kitchen items" in text:
+        return "json_prodotti", 0
+    return "json_annidato", 0
+
+
+def perfect(body: dict[str, Any], n: int, *, customer_id: str = "CUS-5062") -> Reply:
+    """Answer every default-suite request right."""
+    del n
+    name, step = which_test(body)
+    if name == "catena_tool_distrattori":
+        if step == 0:
+            return Reply.tool_call("find_customer", {"name": "Daniel Hughes"})
+        return Reply.tool_call("get_invoices", {"customer_id": customer_id})
+    if name == "tool_write_append":
+        if step == 0:
+            return Reply.tool_call("write_file", {"path": "deploy.log", "content": "[START] Deployment started"})
+        return Reply.tool_call(
+            "write_file", {"path": "deploy.log", "content": "[DONE] Release 2.4 published", "append": True}
+        )
+    return Reply.text(PERFECT_TEXT[name])
+
+
+def fooled(body: dict[str, Any], n: int) -> Reply:
+    """Right everywhere but passes the distractor's id on."""
+    return perfect(body, n, customer_id="CUS-3318")
+
+
+def tool_shy(body: dict[str, Any], n: int) -> Reply:
+    """Right with text, but never calls a tool."""
+    name, _step = which_test(body)
+    return Reply.text(PERFECT_TEXT.get(name, "I would rather not use tools."))

@@ -1,0 +1,35 @@
+"""Shared fixtures: the registry of installed plugins and the suites on disk."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import tsuka_core
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The project folder (the one holding ``benchmarks/``)."""
+REFERENCE_ENV = "TSUKA_REFERENCE_SUITE"
+
+
+@pytest.fixture(scope="session")
+def registry() -> tsuka_core.Registry:
+    """Every installed check type and backend."""
+    return tsuka_core.load_registry()
+
+
+@pytest.fixture(scope="session")
+def default_suite() -> Path:
+    """The project's own suite, ``benchmarks/``."""
+    return ROOT / "benchmarks"
+
+
+@pytest.fixture(scope="session")
+def reference_suite() -> Path:
+    """The reference fixture folder (``$TSUKA_REFERENCE_SUITE``, else ``../shared/reference/tsuka-benchmarks``)."""
+    path = Path(os.environ.get(REFERENCE_ENV) or ROOT.parent / "shared" / "reference" / "tsuka-benchmarks")
+    if not any(path.glob("*.json")):
+        pytest.skip(f"reference suite not found at {path}; set {REFERENCE_ENV} to its folder")
+    return path

@@ -1,0 +1,142 @@
+"""Tier gating: visible and hidden tools from a model's valid stored profile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tsuka_core.errors import UsageError
+from tsuka_core.gating import gate_tools, required_tier
+from tsuka_core.scoring import Tier
+from tsuka_core.store import BENCHMARK_VERSION, ProfileStore, StoreData
+
+HASH = "98ac6763"
+
+
+def tool(name: str, tier: Any = None, *, inside: bool = False) -> dict[str, Any]:
+    """An OpenAI tool schema, with ``requiredTier`` on the tool or inside ``function`` when given."""
+    function: dict[str, Any] = {"name": name, "description": name, "parameters": {"type": "object"}}
+    schema: dict[str, Any] = {"type": "function", "function": function}
+    if tier is not None:
+        (function if inside else schema)["requiredTier"] = tier
+    return schema
+
+
+TOOLS = [tool("read_file"), tool("search", "medium", inside=True), tool("write_file", "large")]
+
+
+def profile(model: str, effort: str, tier: Tier, *, tests_hash: str = HASH, version: int = BENCHMARK_VERSION) -> Any:
+    return {
+        "model": model,
+        "tier": tier,
+        "benchmarkVersion": version,
+        "testsHash": tests_hash,
+        "reasoningEffort": effort,
+    }
+
+
+def store(*profiles: dict[str, Any], recommendations: dict[str, Any] | None = None) -> StoreData:
+    by_key = {f"{p['model']}@{p['reasoningEffort']}": p for p in profiles}
+    recs = recommendations or {}
+    return StoreData(profiles=by_key, recommendations=recs, raw={"profiles": by_key, "recommendations": recs})
+
+
+def names(tools: Any) -> list[str]:
+    return [t["function"]["name"] for t in tools]
+
+
+def test_medium_profile_sees_small_and_medium_tools() -> None:
+    data = store(profile("model-x", "none", "medium"), recommendations={"model-x": "none"})
+    gate = gate_tools(TOOLS, "model-x", data, HASH)
+    assert (gate.tier, gate.profiled, gate.effort, gate.effort_source) == ("medium", True, "none", "recommendation")
+    assert names(gate.visible) == ["read_file", "search"]
+    assert [(h.name, h.required_tier) for h in gate.hidden] == [("write_file", "large")]
+    assert gate.hidden[0].reason == "write_file needs tier large; model-x@none is medium"
+    assert gate.visible[0] is TOOLS[0]
+    assert gate.notes == ()
+
+
+def test_small_profile_hides_medium_tool() -> None:
+    gate = gate_tools(TOOLS, "model-x", store(profile("model-x", "low", "small")), HASH, effort="low")
+    assert names(gate.visible) == ["read_file"]
+    assert gate.hidden[0].reason == "search needs tier medium; model-x@low is small"
+    assert gate.profiled
+
+
+def test_large_profile_sees_everything() -> None:
+    gate = gate_tools(TOOLS, "model-x", store(profile("model-x", "none", "large")), HASH, effort="none")
+    assert names(gate.visible) == ["read_file", "search", "write_file"]
+    assert gate.hidden == ()
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "llama-3-70b-instruct", "qwen3-235b-large"])
+def test_unprofiled_model_is_small_and_told_so(model: str) -> None:
+    gate = gate_tools(TOOLS, model, store(profile("model-x", "none", "large")), HASH)
+    assert (gate.tier, gate.profiled, gate.effort, gate.effort_source) == ("small", False, None, "none")
+    assert names(gate.visible) == ["read_file"]
+    assert gate.hidden[0].reason == f"search needs tier medium; {model} is unprofiled (treated as small)"
+    assert any("unprofiled" in note for note in gate.notes)
+
+
+def test_stale_profile_is_not_used() -> None:
+    data = store(profile("model-x", "none", "large", tests_hash="1a2b3c4d"), recommendations={"model-x": "none"})
+    gate = gate_tools(TOOLS, "model-x", data, HASH)
+    assert (gate.tier, gate.profiled) == ("small", False)
+    assert gate.profile_status == f"stale: suite changed (testsHash 1a2b3c4d, suite now {HASH})"
+    assert names(gate.visible) == ["read_file"]
+    old = store(profile("model-x", "none", "large", version=4))
+    assert not gate_tools(TOOLS, "model-x", old, HASH, effort="none").profiled
+
+
+def test_explicit_effort_wins_over_recommendation() -> None:
+    data = store(
+        profile("model-x", "none", "small"),
+        profile("model-x", "medium", "large"),
+        recommendations={"model-x": "medium"},
+    )
+    recommended = gate_tools(TOOLS, "model-x", data, HASH)
+    assert (recommended.effort, recommended.effort_source, recommended.tier) == ("medium", "recommendation", "large")
+    explicit = gate_tools(TOOLS, "model-x", data, HASH, effort="none")
+    assert (explicit.effort, explicit.effort_source, explicit.tier) == ("none", "explicit", "small")
+    missing = gate_tools(TOOLS, "model-x", data, HASH, effort="low")
+    assert (missing.profiled, missing.tier) == (False, "small")
+    assert missing.profile_status == "no profile stored for model-x@low"
+
+
+def test_unknown_effort_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="unknown effort 'max'"):
+        gate_tools(TOOLS, "model-x", store(), HASH, effort="max")  # type: ignore[arg-type]
+
+
+def test_bogus_recommendation_is_no_recommendation() -> None:
+    data = store(profile("model-x", "none", "large"), recommendations={"model-x": "turbo"})
+    gate = gate_tools(TOOLS, "model-x", data, HASH)
+    assert (gate.effort, gate.effort_source, gate.profiled) == (None, "none", False)
+
+
+def test_unknown_required_tier_counts_as_large() -> None:
+    odd = [tool("deploy", "huge"), tool("rm", 3, inside=True)]
+    medium = gate_tools(odd, "model-x", store(profile("model-x", "none", "medium")), HASH, effort="none")
+    assert names(medium.visible) == []
+    assert [h.required_tier for h in medium.hidden] == ["large", "large"]
+    assert any('deploy: unknown requiredTier "huge", treated as large' in note for note in medium.notes)
+    large = gate_tools(odd, "model-x", store(profile("model-x", "none", "large")), HASH, effort="none")
+    assert names(large.visible) == ["deploy", "rm"]
+
+
+def test_required_tier_defaults_small_and_takes_the_higher_of_two_places() -> None:
+    assert required_tier(tool("a")) == ("small", None)
+    both = tool("b", "small")
+    both["function"]["requiredTier"] = "large"
+    assert required_tier(both) == ("large", None)
+    assert required_tier({"name": "bare", "requiredTier": "medium"}) == ("medium", None)
+
+
+def test_reads_a_profile_store_file(tmp_path: Path) -> None:
+    path = tmp_path / "models_profile.json"
+    ProfileStore(path).update({"model-x@low": profile("model-x", "low", "large")}, {"model-x": "low"})
+    gate = gate_tools(TOOLS, "model-x", ProfileStore(path), HASH)
+    assert (gate.tier, gate.effort, gate.subject) == ("large", "low", "model-x@low")
+    assert names(gate.visible) == ["read_file", "search", "write_file"]

@@ -1,0 +1,258 @@
+"""The plugin contract: one test per hook, duplicate and misspelled hooks, entry-point discovery."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import tsuka_core
+from tsuka_core import (
+    Answer,
+    CheckType,
+    LoadedPlugin,
+    NoParams,
+    Outcome,
+    PluginError,
+    RegisterBackend,
+    RegisterCheckType,
+    Registry,
+    hookspecs,
+)
+from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse
+from tsuka_core.plugins import LOAD_ENV
+
+
+class SentenceCount(CheckType[NoParams]):
+    """Pass when the answer has at least one sentence."""
+
+    name = "sentence_count"
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        return Outcome.check(answer.text.count(".") > 0, f"{answer.text.count('.')} sentences")
+
+
+class EchoBackend(Backend):
+    """Answer every request with its last message."""
+
+    name = "echo"
+
+    async def list_models(self) -> list[str]:
+        return ["echo-1"]
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        return ChatResponse(text=str(request.messages[-1]["content"]))
+
+
+class CheckPlugin:
+    @tsuka_core.hookimpl
+    def register_check_types(self, register: RegisterCheckType) -> None:
+        register(SentenceCount)
+
+
+class BackendPlugin:
+    @tsuka_core.hookimpl
+    def register_backends(self, register: RegisterBackend) -> None:
+        register(EchoBackend)
+
+
+def loaded(plugin: object, distribution: str, entry_point: str = "main") -> LoadedPlugin:
+    return LoadedPlugin(entry_point, distribution, "1.0", plugin)
+
+
+# --- one test per hook ------------------------------------------------------------------------
+
+
+def test_hook_register_check_types() -> None:
+    plugin = loaded(CheckPlugin(), "tsuka-sentences")
+    registry = Registry.from_plugins([plugin])
+    assert registry.check_type("sentence_count") is SentenceCount
+    assert registry.check_types["sentence_count"].distribution == "tsuka-sentences"
+    assert registry.registered_by(plugin) == ["check type sentence_count"]
+    assert registry.backends == {}
+    check = SentenceCount(NoParams())
+    assert tsuka_core.run_check(check, Answer("One. Two.")) == Outcome("passed", "2 sentences")
+
+
+def test_hook_register_backends() -> None:
+    plugin = loaded(BackendPlugin(), "tsuka-echo")
+    registry = Registry.from_plugins([plugin])
+    assert registry.backend("echo") is EchoBackend
+    assert registry.backends["echo"].distribution == "tsuka-echo"
+    assert registry.registered_by(plugin) == ["backend echo"]
+    assert registry.check_types == {}
+
+
+def test_every_hookspec_has_a_test() -> None:
+    specs = sorted(name for name, obj in vars(hookspecs).items() if hasattr(obj, f"{hookspecs.PROJECT}_spec"))
+    assert specs == ["register_backends", "register_check_types"]
+    missing = [name for name in specs if not callable(globals().get(f"test_hook_{name}"))]
+    assert missing == [], f"write a test_hook_<name> test for: {missing}"
+
+
+def test_a_registered_backend_can_answer() -> None:
+    import asyncio
+
+    registry = Registry.from_plugins([loaded(BackendPlugin(), "tsuka-echo")])
+    backend_type = registry.backend("echo")
+    assert backend_type is not None
+
+    async def ask() -> str:
+        async with httpx.AsyncClient() as client:
+            backend = backend_type(BackendConfig(), client)
+            answer = await backend.complete(ChatRequest("echo-1", [{"role": "user", "content": "ping"}]))
+            return answer.text
+
+    assert asyncio.run(ask()) == "ping"
+
+
+# --- what goes wrong --------------------------------------------------------------------------
+
+
+def test_a_name_registered_twice_names_both_distributions() -> None:
+    with pytest.raises(PluginError) as caught:
+        Registry.from_plugins([loaded(CheckPlugin(), "tsuka-first"), loaded(CheckPlugin(), "tsuka-second")])
+    message = str(caught.value)
+    assert "'sentence_count'" in message
+    assert "tsuka-first" in message
+    assert "tsuka-second" in message
+
+
+def test_a_backend_registered_twice_names_both_distributions() -> None:
+    with pytest.raises(PluginError, match=r"backend 'echo'.*tsuka-one.*tsuka-two"):
+        Registry.from_plugins([loaded(BackendPlugin(), "tsuka-one"), loaded(BackendPlugin(), "tsuka-two")])
+
+
+def test_a_plugin_claiming_a_builtin_name_is_refused() -> None:
+    class Shadow:
+        @tsuka_core.hookimpl
+        def register_check_types(self, register: RegisterCheckType) -> None:
+            register(type("Shadow", (SentenceCount,), {"name": "word_count"}))
+
+    builtins = [p for p in tsuka_core.discover(env="") if p.distribution == "tsuka"]
+    with pytest.raises(PluginError, match=r"'word_count'.*tsuka .*tsuka-shadow"):
+        Registry.from_plugins([*builtins, loaded(Shadow(), "tsuka-shadow")])
+
+
+def test_a_misspelled_hook_fails_loudly() -> None:
+    class Misspelled:
+        @tsuka_core.hookimpl
+        def register_check_type(self, register: RegisterCheckType) -> None:
+            register(SentenceCount)
+
+    with pytest.raises(PluginError, match="register_check_type"):
+        Registry.from_plugins([loaded(Misspelled(), "tsuka-typo")])
+
+
+def test_a_misspelled_hook_error_names_the_distribution() -> None:
+    class Misspelled:
+        @tsuka_core.hookimpl
+        def register_backend(self, register: RegisterBackend) -> None:
+            register(EchoBackend)
+
+    with pytest.raises(PluginError) as caught:
+        Registry.from_plugins([loaded(Misspelled(), "tsuka-typo")])
+    assert "tsuka-typo" in str(caught.value)
+
+
+def test_a_hook_with_a_wrong_signature_is_refused() -> None:
+    class WrongArgs:
+        @tsuka_core.hookimpl
+        def register_check_types(self, register: RegisterCheckType, extra: Any) -> None:
+            register(SentenceCount)
+
+    with pytest.raises(PluginError, match="tsuka-wrong:main"):
+        Registry.from_plugins([loaded(WrongArgs(), "tsuka-wrong")])
+
+
+def test_a_class_without_a_name_is_refused() -> None:
+    class Nameless:
+        @tsuka_core.hookimpl
+        def register_check_types(self, register: RegisterCheckType) -> None:
+            register(type("Nameless", (CheckType,), {}))
+
+    with pytest.raises(PluginError, match="tsuka-nameless:main registered .* without a name"):
+        Registry.from_plugins([loaded(Nameless(), "tsuka-nameless")])
+
+
+# --- discovery through the entry-point group --------------------------------------------------
+
+
+def test_builtins_come_through_the_entry_point_group() -> None:
+    plugins = tsuka_core.discover(env="")
+    assert [(p.distribution, p.entry_point) for p in plugins] == [("tsuka", "builtin")]
+    registry = Registry.from_plugins(plugins)
+    assert len(registry.check_types) == 17
+    assert {entry.distribution for entry in registry.check_types.values()} == {"tsuka"}
+
+
+FAKE_MODULE = """
+    import tsuka_core
+    from tsuka_core import Answer, CheckType, NoParams, Outcome
+
+
+    class Shout(CheckType[NoParams]):
+        '''Pass when the answer is in capitals.'''
+
+        name = "shout"
+
+        def evaluate(self, answer: Answer) -> Outcome:
+            return Outcome.check(answer.text.isupper(), answer.text)
+
+
+    @tsuka_core.hookimpl
+    def register_check_types(register):
+        register(Shout)
+"""
+
+
+@pytest.fixture
+def fake_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A distribution ``tsuka-fake`` on ``sys.path``, with one plugin in the ``tsuka`` group."""
+    (tmp_path / "tsuka_fake_plugin.py").write_text(textwrap.dedent(FAKE_MODULE))
+    (tmp_path / "tsuka_broken_plugin.py").write_text("raise RuntimeError('cannot start')\n")
+    info = tmp_path / "tsuka_fake-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tsuka-fake\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[tsuka]\nfake = tsuka_fake_plugin\n")
+    broken = tmp_path / "tsuka_broken-0.2.dist-info"
+    broken.mkdir()
+    (broken / "METADATA").write_text("Metadata-Version: 2.1\nName: tsuka-broken\nVersion: 0.2\n")
+    (broken / "entry_points.txt").write_text("[tsuka]\nbroken = tsuka_broken_plugin\n")
+    monkeypatch.syspath_prepend(tmp_path)
+    monkeypatch.delenv(LOAD_ENV, raising=False)
+    yield "tsuka-fake"
+    for module in ("tsuka_fake_plugin", "tsuka_broken_plugin"):
+        sys.modules.pop(module, None)
+
+
+def test_named_plugins_load_besides_the_builtins(fake_distribution: str) -> None:
+    plugins = tsuka_core.discover(env=fake_distribution)
+    assert sorted(p.distribution for p in plugins) == ["tsuka", "tsuka-fake"]
+    registry = Registry.from_plugins(plugins)
+    assert registry.check_types["shout"].distribution == "tsuka-fake"
+    assert registry.check_types["shout"].plugin.version == "0.1"
+
+
+def test_empty_load_variable_loads_only_the_builtins(fake_distribution: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(LOAD_ENV, "")
+    plugins = tsuka_core.discover()
+    assert [p.distribution for p in plugins] == ["tsuka"]
+    assert "shout" not in Registry.from_plugins(plugins).check_types
+
+
+def test_a_plugin_that_fails_to_import_is_an_error_naming_it(fake_distribution: str) -> None:
+    with pytest.raises(PluginError, match=r"'broken' of distribution 'tsuka-broken'.*RuntimeError: cannot start"):
+        tsuka_core.discover()
+    with pytest.raises(PluginError, match="tsuka-broken"):
+        tsuka_core.discover(env="tsuka-broken")
+
+
+def test_naming_a_distribution_without_a_plugin_is_an_error(fake_distribution: str) -> None:
+    with pytest.raises(PluginError, match="tsuka-missing"):
+        tsuka_core.discover(env="tsuka-fake, tsuka-missing")

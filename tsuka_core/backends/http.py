@@ -1,0 +1,344 @@
+"""How backends exchange JSON with a server over HTTP: bounded reads, retries with jittered backoff, redacted URLs.
+
+Any backend that speaks HTTP, built in or from a plugin, can use :func:`request_json`
+through the ``httpx.AsyncClient`` the engine gives it:
+
+- connection errors, timeouts, 408, 429 and 5xx are tried again, at most
+  ``retries`` times, after an exponential backoff with full jitter, or after
+  the server's ``Retry-After`` (seconds or an HTTP date, capped at
+  :data:`RETRY_AFTER_CAP`) when it sends one;
+- any other status of 300 or more fails at once with :class:`StatusError`,
+  carrying the server's own message on one line;
+- a body that is not JSON, or larger than :data:`MAX_BODY_BYTES`, fails with a
+  :class:`~tsuka_core.RequestError` saying so; invalid UTF-8 is decoded with
+  replacement characters.
+
+Every message names the request by its redacted URL, and any ``secrets`` given
+(an API key) are masked in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+import httpx
+
+from tsuka_core.errors import RequestError
+
+__all__ = [
+    "BACKOFF_BASE",
+    "BACKOFF_CAP",
+    "MAX_BODY_BYTES",
+    "RETRY_AFTER_CAP",
+    "JsonReply",
+    "StatusError",
+    "redact_url",
+    "request_json",
+    "retry_after_seconds",
+    "server_message",
+]
+
+BACKOFF_BASE = 0.5
+"""Seconds of the first backoff step; each retry doubles it (read at call time, so tests may lower it)."""
+BACKOFF_CAP = 20.0
+"""The longest backoff step, in seconds."""
+RETRY_AFTER_CAP = 60.0
+"""The longest ``Retry-After`` honoured, in seconds."""
+MAX_BODY_BYTES = 32 * 1024 * 1024
+"""The largest response body read, after content decoding."""
+
+_ERROR_BODY_BYTES = 64 * 1024
+_MESSAGE_CHARS = 300
+_RETRY_STATUSES = frozenset({408, 429})
+_SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token"})
+_TAG = re.compile(r"<[^>]*>")
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class StatusError(RequestError):
+    """The server answered with an error status; ``server_message`` is what it said, on one line."""
+
+    def __init__(self, message: str, *, status: int, server_message: str, retryable: bool = False) -> None:
+        super().__init__(message, status=status, retryable=retryable)
+        self.server_message = server_message
+
+
+@dataclass(frozen=True)
+class JsonReply:
+    """A successful response: its decoded JSON body, its status, and how the exchange went."""
+
+    data: Any
+    status: int
+    duration: float
+    """Seconds the successful attempt took (earlier failed attempts and waits excluded)."""
+    attempts: int
+    """How many attempts were made, the successful one included."""
+
+
+@dataclass(frozen=True)
+class _Call:
+    method: str
+    url: str
+    body: Any
+    headers: Mapping[str, str] | None
+    timeout: float | None
+    max_bytes: int
+    label: str
+
+
+@dataclass(frozen=True)
+class _Exchange:
+    status: int
+    reason: str
+    headers: httpx.Headers
+    raw: bytes
+    duration: float
+
+
+class _TransientError(Exception):
+    """A failure worth another attempt, with the delay the server asked for (if any)."""
+
+    def __init__(self, error: RequestError, retry_after: float | None = None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+def redact_url(url: str) -> str:
+    """The URL without credentials: no ``user:password@``, no ``key``/``api_key``/``token`` query parameters."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return re.sub(r"//[^/@]*@", "//", url)
+    netloc = parts.netloc.rpartition("@")[2]
+    kept = [p for p in parts.query.split("&") if p and unquote(p.split("=")[0]).lower() not in _SECRET_PARAMS]
+    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(kept), parts.fragment))
+
+
+def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait, capped at :data:`RETRY_AFTER_CAP`; ``None`` if unreadable.
+
+    The header holds either a number of seconds or an HTTP date; a date in the
+    past means "now".
+    """
+    if value is None or not value.strip():
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    if math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), RETRY_AFTER_CAP)
+
+
+def server_message(raw: bytes, fallback: str = "") -> str:
+    """The error message in a response body, on one shortened line; ``fallback`` when the body says nothing.
+
+    Reads OpenAI-style ``{"error": {"message": ...}}``, ``{"error": "..."}``,
+    ``{"message": ...}`` and FastAPI ``{"detail": ...}`` bodies; anything else is
+    taken as text (HTML tags removed).
+    """
+    text = raw.decode("utf-8-sig", errors="replace")
+    try:
+        message = _json_message(json.loads(text))
+    except (ValueError, RecursionError):
+        message = None
+    if message is None:
+        message = _TAG.sub(" ", text) if text.lstrip().startswith("<") else text
+    return _one_line(message) or fallback
+
+
+def _json_message(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return None
+    error = data.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    for value in (error, data.get("message"), data.get("detail")):
+        if isinstance(value, str):
+            return value
+    detail = data.get("detail")
+    if isinstance(detail, list):
+        return "; ".join(_detail_item(item) for item in detail)
+    return None
+
+
+def _detail_item(item: Any) -> str:
+    if not isinstance(item, dict):
+        return str(item)
+    loc = item.get("loc")
+    where = ".".join(str(part) for part in loc) if isinstance(loc, list) else ""
+    msg = str(item.get("msg", ""))
+    return f"{where}: {msg}" if where else msg
+
+
+def _one_line(text: str, limit: int = _MESSAGE_CHARS) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _mask(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _backoff(attempt: int, base: float, retry_after: float | None) -> float:
+    if retry_after is not None:
+        return retry_after
+    return random.uniform(0.0, min(BACKOFF_CAP, base * 2.0**attempt))
+
+
+async def request_json(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    body: Any = None,
+    headers: Mapping[str, str] | None = None,
+    retries: int = 3,
+    timeout: float | None = None,
+    max_bytes: int | None = None,
+    backoff_base: float | None = None,
+    secrets: Sequence[str] = (),
+    sleep: Sleep | None = None,
+) -> JsonReply:
+    """Send one request (``body`` as JSON, if given) and return the JSON answer, retrying transient failures.
+
+    ``timeout`` bounds each attempt as a whole (and each network operation);
+    ``None`` leaves the client's own timeouts. ``backoff_base`` and ``max_bytes``
+    default to :data:`BACKOFF_BASE` and :data:`MAX_BODY_BYTES`; ``sleep`` replaces
+    ``asyncio.sleep`` between attempts. Raises :class:`StatusError` for an error
+    status and :class:`~tsuka_core.RequestError` for anything else that fails
+    for good; ``retryable`` on the error says whether the last failure was a
+    transient one.
+    """
+    limit = MAX_BODY_BYTES if max_bytes is None else max_bytes
+    call = _Call(method, url, body, headers, timeout, limit, f"{method} {redact_url(url)}")
+    attempts = max(retries, 0) + 1
+    base = BACKOFF_BASE if backoff_base is None else backoff_base
+    pause = sleep or asyncio.sleep
+    for attempt in range(attempts):
+        try:
+            exchange = await _exchange(client, call)
+            return JsonReply(_decode(exchange, call.label), exchange.status, exchange.duration, attempt + 1)
+        except _TransientError as transient:
+            if attempt + 1 >= attempts:
+                raise _final(transient.error, secrets, attempts) from transient.__cause__
+            await pause(_backoff(attempt, base, transient.retry_after))
+        except RequestError as error:
+            _final(error, secrets, 1)
+            raise
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _final(error: RequestError, secrets: Sequence[str], attempts: int) -> RequestError:
+    """The error as the caller sees it: secrets masked, and how many attempts were made."""
+    suffix = f" (gave up after {attempts} attempts)" if attempts > 1 else ""
+    error.args = (_mask(str(error), secrets) + suffix,)
+    if isinstance(error, StatusError):
+        error.server_message = _mask(error.server_message, secrets)
+    return error
+
+
+async def _exchange(client: httpx.AsyncClient, call: _Call) -> _Exchange:
+    """One attempt: send, read the body within its bound, and sort failures into transient or final."""
+    started = time.perf_counter()
+    timeouts: Any = httpx.USE_CLIENT_DEFAULT if call.timeout is None else call.timeout
+    try:
+        async with (
+            asyncio.timeout(call.timeout),
+            client.stream(call.method, call.url, json=call.body, headers=call.headers, timeout=timeouts) as response,
+        ):
+            failed = not 200 <= response.status_code < 300
+            limit = _ERROR_BODY_BYTES if failed else call.max_bytes
+            raw = await _read_bounded(response, limit, truncate=failed, label=call.label)
+            duration = time.perf_counter() - started
+            exchange = _Exchange(response.status_code, response.reason_phrase, response.headers, raw, duration)
+    except (httpx.TimeoutException, TimeoutError) as exc:
+        reason = f"timed out after {call.timeout:g} s" if call.timeout is not None else "timed out"
+        raise _TransientError(RequestError(f"{call.label}: {reason}", retryable=True)) from exc
+    except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+        raise _TransientError(RequestError(f"{call.label}: {_transport_reason(exc)}", retryable=True)) from exc
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise RequestError(f"{call.label}: {_transport_reason(exc)}") from exc
+    _check_status(exchange, call.label)
+    return exchange
+
+
+def _transport_reason(exc: Exception) -> str:
+    kind = type(exc).__name__
+    detail = _one_line(str(exc))
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect ({detail or kind})"
+    return f"{kind}: {detail}" if detail else kind
+
+
+async def _read_bounded(response: httpx.Response, limit: int, *, truncate: bool, label: str) -> bytes:
+    """The response body, at most ``limit`` bytes: cut there when ``truncate``, else a RequestError."""
+    too_big = RequestError(f"{label}: the response body is larger than {limit:,} bytes; not read")
+    declared = response.headers.get("content-length", "")
+    if not truncate and declared.isdigit() and int(declared) > limit:
+        raise too_big
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            if not truncate:
+                raise too_big
+            break
+    return b"".join(chunks)[:limit]
+
+
+def _check_status(exchange: _Exchange, label: str) -> None:
+    """Raise for any status that is not a success: transient ones to be retried, the rest at once."""
+    status = exchange.status
+    if 200 <= status < 300:
+        return
+    fallback = exchange.reason or "no message"
+    message = server_message(exchange.raw, fallback)
+    if 300 <= status < 400 and "location" in exchange.headers:
+        message = f"redirected to {redact_url(exchange.headers['location'])}; use that URL"
+    retryable = status in _RETRY_STATUSES or status >= 500
+    error = StatusError(
+        f"{label}: HTTP {status}: {message}", status=status, server_message=message, retryable=retryable
+    )
+    if retryable:
+        raise _TransientError(error, retry_after_seconds(exchange.headers.get("retry-after")))
+    raise error
+
+
+def _decode(exchange: _Exchange, label: str) -> Any:
+    """The body as JSON (UTF-8, invalid bytes replaced), or a RequestError saying why it is not."""
+    text = exchange.raw.decode("utf-8-sig", errors="replace")
+    if not text.strip():
+        raise RequestError(f"{label}: the response body is empty, not JSON", status=exchange.status)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        preview = _one_line(text, 60)
+        raise RequestError(
+            f"{label}: the response is not JSON (it starts {preview!r})", status=exchange.status
+        ) from None

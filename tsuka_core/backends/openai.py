@@ -1,0 +1,248 @@
+"""The OpenAI-compatible backend: any server that speaks ``/v1/chat/completions`` (OpenAI, vLLM, llama.cpp, Ollama)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from tsuka_core.answer import ToolCall, normalise_tool_call, strip_reasoning
+from tsuka_core.backends.base import (
+    Backend,
+    BackendConfig,
+    ChatRequest,
+    ChatResponse,
+    Effort,
+    EffortRejected,
+    estimate_tokens,
+)
+from tsuka_core.backends.http import JsonReply, StatusError, redact_url, request_json
+from tsuka_core.errors import BackendError, RequestError
+
+__all__ = ["OpenAIBackend", "is_effort_rejection", "outgoing_message", "parse_completion"]
+
+_REASONING_REFUSAL = re.compile(
+    r"reasoning_effort|reasoning.*(unsupported|not supported|does not support|unrecogni[sz]ed|unknown|invalid)"
+    r"|(unsupported|unrecogni[sz]ed|unknown|invalid).*reasoning",
+    re.IGNORECASE | re.DOTALL,
+)
+_NOT_SENT_BACK = ("reasoning_content", "reasoning")
+
+
+def is_effort_rejection(status: int | None, message: str) -> bool:
+    """True when an error answer (400 or 422) says the server does not accept the effort parameter."""
+    return status in (400, 422) and _REASONING_REFUSAL.search(message) is not None
+
+
+class OpenAIBackend(Backend):
+    """Any OpenAI-compatible chat-completions server, reached at a base URL such as ``http://localhost:8080/v1``.
+
+    The base URL comes from ``--base-url`` or ``OPENAI_BASE_URL`` and is used as
+    given (``/chat/completions`` and ``/models`` are appended to it; a
+    ``user:password@`` in it is sent as Basic auth). The API key, optional, comes
+    from the configuration or ``OPENAI_API_KEY`` and is sent as a Bearer token;
+    it never appears in ``provider`` or in error messages. The effort level is
+    sent verbatim as ``reasoning_effort``.
+    """
+
+    name: ClassVar[str] = "openai"
+    env_vars: ClassVar[tuple[str, ...]] = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
+    applies_effort: ClassVar[bool] = True
+
+    def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
+        super().__init__(config, client)
+        base_url = (config.base_url or os.environ.get("OPENAI_BASE_URL") or "").strip()
+        if not base_url:
+            raise BackendError("backend 'openai' needs a base URL: pass --base-url or set OPENAI_BASE_URL")
+        if _scheme(base_url) not in ("http", "https"):
+            raise BackendError(
+                f"backend 'openai' needs a valid http:// or https:// base URL, got {redact_url(base_url)!r}: "
+                "pass --base-url or set OPENAI_BASE_URL"
+            )
+        self.base_url = base_url.rstrip("/")
+        self.api_key = config.api_key or os.environ.get("OPENAI_API_KEY") or None
+
+    @property
+    def provider(self) -> str:
+        """The base URL, credentials removed."""
+        return redact_url(self.base_url).rstrip("/")
+
+    def effort_params(self, effort: Effort) -> dict[str, Any]:
+        """``{"reasoning_effort": effort}``, the level verbatim (``none`` included)."""
+        return {"reasoning_effort": effort}
+
+    async def list_models(self) -> list[str]:
+        """The model ids the server lists at ``/models``, in the server's order."""
+        reply = await self._send("GET", "models", None)
+        entries = reply.data.get("data") if isinstance(reply.data, dict) else None
+        if not isinstance(entries, list):
+            raise RequestError(f"GET {self.provider}/models: the answer has no 'data' list of models")
+        return [entry["id"] for entry in entries if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Send one chat completion and return the normalised answer.
+
+        Raises :class:`EffortRejected` when the server refuses ``reasoning_effort``
+        (the request is never re-sent without it) and
+        :class:`~tsuka_core.RequestError` when the request fails for good.
+        """
+        try:
+            reply = await self._send("POST", "chat/completions", self.request_body(request))
+        except StatusError as error:
+            if request.effort is not None and is_effort_rejection(error.status, error.server_message):
+                raise EffortRejected(
+                    f"{self.provider} does not accept reasoning_effort={request.effort!r} "
+                    f"for {request.model}: {error.server_message}",
+                    status=error.status,
+                ) from error
+            raise
+        return parse_completion(reply, f"POST {self.provider}/chat/completions")
+
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body of a chat-completion request."""
+        body: dict[str, Any] = {
+            "model": request.model,
+            "messages": [outgoing_message(message) for message in request.messages],
+            "max_tokens": self.config.max_tokens,
+        }
+        if request.tools:
+            body["tools"] = [{k: v for k, v in tool.items() if k != "requiredTier"} for tool in request.tools]
+            body["tool_choice"] = "auto"
+        if self.config.temperature is not None:
+            body["temperature"] = self.config.temperature
+        if self.config.seed is not None:
+            body["seed"] = self.config.seed
+        if request.effort is not None:
+            body.update(self.effort_params(request.effort))
+        return body
+
+    async def _send(self, method: str, path: str, body: Any) -> JsonReply:
+        headers = {"Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        try:
+            return await request_json(
+                self.client,
+                method,
+                _join(self.base_url, path),
+                body=body,
+                headers=headers,
+                retries=self.config.retries,
+                timeout=self.config.timeout,
+                secrets=[self.api_key] if self.api_key else [],
+            )
+        except StatusError as error:
+            if error.status == 404:
+                error.args = (f"{error} (is the base URL right? it usually ends in /v1)",)
+            raise
+
+
+def outgoing_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A message as OpenAI-compatible servers accept it.
+
+    An assistant's ``content: null`` becomes ``""`` (some servers reject null
+    beside tool calls), tool-call arguments that are objects become JSON strings,
+    and separate reasoning fields are dropped.
+    """
+    out = {k: v for k, v in message.items() if k not in _NOT_SENT_BACK}
+    if out.get("role") == "assistant" and out.get("content") is None:
+        out["content"] = ""
+    calls = out.get("tool_calls")
+    if isinstance(calls, Sequence) and not isinstance(calls, str):
+        out["tool_calls"] = [_outgoing_call(call) for call in calls]
+    return out
+
+
+def _outgoing_call(call: Any) -> Any:
+    function = call.get("function") if isinstance(call, Mapping) else None
+    if not isinstance(function, Mapping) or isinstance(function.get("arguments"), str):
+        return call
+    arguments = function.get("arguments")
+    text = "{}" if arguments is None else json.dumps(arguments, ensure_ascii=False)
+    return {**call, "function": {**function, "arguments": text}}
+
+
+def parse_completion(reply: JsonReply, label: str) -> ChatResponse:
+    """Normalise a chat-completion answer: text without reasoning, tool calls, usage (or an estimate)."""
+    message = _first_message(reply.data, label)
+    content = _content_text(message.get("content"))
+    reasoning = next((v for k in _NOT_SENT_BACK if isinstance(v := message.get(k), str) and v), None)
+    raw_calls = message.get("tool_calls")
+    calls: list[ToolCall] = []
+    if isinstance(raw_calls, list):
+        found = (normalise_tool_call(raw, i) for i, raw in enumerate(raw_calls) if isinstance(raw, Mapping))
+        calls = [call for call in found if call is not None]
+    usage = reply.data.get("usage")
+    usage = usage if isinstance(usage, Mapping) else {}
+    completion = _count(usage.get("completion_tokens"))
+    estimated = completion is None
+    if completion is None:
+        generated = (content or "") + (reasoning or "") + "".join(_call_text(call) for call in calls)
+        completion = estimate_tokens(generated)
+    return ChatResponse(
+        text=strip_reasoning(content),
+        tool_calls=tuple(calls),
+        content=content,
+        reasoning=reasoning,
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=completion,
+        usage_estimated=estimated,
+        duration=reply.duration,
+    )
+
+
+def _first_message(data: Any, label: str) -> Mapping[str, Any]:
+    choices = data.get("choices") if isinstance(data, Mapping) else None
+    if not isinstance(choices, list) or not choices:
+        raise RequestError(f"{label}: the answer has no choices (a malformed completion)")
+    message = choices[0].get("message") if isinstance(choices[0], Mapping) else None
+    if not isinstance(message, Mapping):
+        raise RequestError(f"{label}: the first choice has no message (a malformed completion)")
+    return message
+
+
+def _content_text(content: Any) -> str | None:
+    """Message content as one string: text parts of a list joined, null kept as ``None``."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(_part_text(part) for part in content)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if isinstance(part, Mapping) and part.get("type", "text") in ("text", "output_text"):
+        text = part.get("text")
+        return text if isinstance(text, str) else ""
+    return ""
+
+
+def _call_text(call: ToolCall) -> str:
+    function = call.raw.get("function")
+    arguments = function.get("arguments") if isinstance(function, Mapping) else None
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return call.name + text
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _scheme(url: str) -> str:
+    try:
+        return urlsplit(url).scheme
+    except ValueError:
+        return ""
+
+
+def _join(base_url: str, path: str) -> str:
+    """``base_url`` with ``/path`` appended to its path, its query string kept."""
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/{path}"))

@@ -1,0 +1,78 @@
+"""How results look in a terminal: tables, per-level summaries, the recommendation."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tsuka_core.model import CATEGORIES, Suite
+from tsuka_core.results import LevelResult
+
+__all__ = ["console", "format_weight", "level_summary", "percent", "suite_table"]
+
+TIER_STYLE = {"small": "red", "medium": "yellow", "large": "green"}
+
+
+def console(stderr: bool = False) -> Console:
+    """A rich console on stdout (or stderr) that falls back to plain text off a terminal."""
+    terminal = (sys.stderr if stderr else sys.stdout).isatty()
+    return Console(stderr=stderr, highlight=False, width=None if terminal else 160)
+
+
+def format_weight(weight: float) -> str:
+    """A weight as written in a test file: 2, not 2.0."""
+    return f"{weight:g}"
+
+
+def percent(score: float) -> str:
+    """A score as a whole percentage."""
+    return f"{round(score * 100)}%"
+
+
+def suite_table(suite: Suite) -> Table:
+    """The tests of a suite: file, name, category, weight, steps, checks."""
+    table = Table(title=str(suite.path), title_justify="left")
+    for column in ("file", "name", "category", "weight", "steps", "checks"):
+        table.add_column(column, justify="right" if column in ("weight", "steps", "checks") else "left")
+    for test in suite.tests:
+        table.add_row(
+            test.file,
+            test.name,
+            test.category,
+            format_weight(test.weight),
+            str(len(test.steps)),
+            str(test.check_count),
+        )
+    return table
+
+
+def tier_text(tier: str) -> Text:
+    """A tier name, coloured by rank."""
+    return Text(tier, style=f"bold {TIER_STYLE.get(tier, '')}")
+
+
+def level_summary(level: LevelResult) -> Iterable[Text | str]:
+    """Lines summarising one level: tier, categories, speed, each test's score and failed checks."""
+    applied = "" if level.effort_applied else " (effort not applied)"
+    head = Text.assemble((f"{level.model}@{level.effort}", "bold"), applied, "  tier ", tier_text(level.tier))
+    yield head
+    cats = "  ".join(f"{c} {percent(level.scores.get(c, 0.0))}" for c in CATEGORIES)
+    estimated = " (estimated)" if level.usage_estimated else ""
+    speed = f"{level.tokens_per_second:g} tok/s"
+    yield f"  {cats}  |  {speed}  |  avg {level.avg_completion_tokens} completion tokens{estimated}"
+    for result in level.tests:
+        if result.status == "error":
+            yield Text(f"    {result.test.name:<28} ERROR  {result.error}", style="red")
+            continue
+        yield f"    {result.test.name:<28} {result.score:.2f}"
+        for step in result.steps:
+            for check in step.checks:
+                if check.outcome.passed:
+                    continue
+                mark = "!" if check.outcome.status == "errored" else "x"
+                style = "magenta" if mark == "!" else "dim"
+                yield Text(f"      {mark} {check.location} {check.type}: {check.outcome.detail}", style=style)

@@ -1,0 +1,106 @@
+"""Commands about what is installed: check types, backends, plugins."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+__all__ = ["COMMANDS"]
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def checks(ctx: click.Context) -> None:
+    """List every check type a test may use, with the distribution that provides it.
+
+    'tsuka checks show NAME' prints one type's parameters.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from rich.table import Table
+
+    from tsuka_core.checks import describe
+    from tsuka_core.cli.display import console
+    from tsuka_core.registry import load_registry
+
+    table = Table()
+    for column in ("check type", "provided by", "description"):
+        table.add_column(column)
+    for name, entry in sorted(load_registry().check_types.items()):
+        table.add_row(name, f"{entry.distribution} {entry.plugin.version}", describe(entry.cls))
+    console().print(table)
+
+
+@checks.command()
+@click.argument("name")
+def show(name: str) -> None:
+    """Print the parameters of the check type NAME (its JSON Schema and a description of each)."""
+    import difflib
+
+    from tsuka_core.checks import describe
+    from tsuka_core.errors import UsageError
+    from tsuka_core.registry import load_registry
+
+    registry = load_registry()
+    entry = registry.check_types.get(name)
+    if entry is None:
+        close = difflib.get_close_matches(name, list(registry.check_types), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UsageError(f"unknown check type {name!r}{hint} ('tsuka checks' lists them)")
+    click.echo(f"{name}: {describe(entry.cls)}")
+    click.echo(f"provided by {entry.distribution} {entry.plugin.version}")
+    schema = entry.cls.params_model.model_json_schema()
+    properties = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    if not properties:
+        click.echo("parameters: none (besides type and weight)")
+    for key, spec in properties.items():
+        need = "required" if key in required else f"optional, default {json.dumps(spec.get('default'))}"
+        kind = spec.get("type") or " | ".join(str(s.get("type", s.get("const", "any"))) for s in spec.get("anyOf", []))
+        if "enum" in spec:
+            kind = " | ".join(json.dumps(v) for v in spec["enum"])
+        click.echo(f"  {key} ({kind or 'any JSON value'}, {need}): {spec.get('description', '')}")
+    click.echo("  weight (number > 0, optional, default 1): weight of the check in its test")
+
+
+@click.command()
+def backends() -> None:
+    """List every backend with its distribution, the environment it reads, and whether it applies efforts."""
+    from rich.table import Table
+
+    from tsuka_core.cli.display import console
+    from tsuka_core.registry import load_registry
+
+    table = Table()
+    for column in ("backend", "provided by", "environment", "efforts", "description"):
+        table.add_column(column)
+    for name, entry in sorted(load_registry().backends.items()):
+        cls = entry.cls
+        efforts = "applied" if cls.applies_effort else "cannot apply"
+        table.add_row(
+            name, f"{entry.distribution} {entry.plugin.version}", " ".join(cls.env_vars), efforts, cls.description()
+        )
+    console().print(table)
+
+
+@click.command()
+def plugins() -> None:
+    """List every loaded plugin: distribution, version, entry point, and what it registered."""
+    from rich.table import Table
+
+    from tsuka_core.cli.display import console
+    from tsuka_core.registry import load_registry
+
+    registry = load_registry()
+    table = Table()
+    for column in ("distribution", "version", "entry point", "registered"):
+        table.add_column(column)
+    for plugin in registry.plugins:
+        table.add_row(
+            plugin.distribution, plugin.version, plugin.entry_point, ", ".join(registry.registered_by(plugin))
+        )
+    console().print(table)
+
+
+COMMANDS = [checks, backends, plugins]

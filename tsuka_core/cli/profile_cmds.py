@@ -1,0 +1,157 @@
+"""Commands that read the profile store: profiles, tier, gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["COMMANDS"]
+
+PROFILES = click.option(
+    "--profiles",
+    type=click.Path(path_type=Path, dir_okay=False),
+    envvar="TSUKA_PROFILES",
+    default="models_profile.json",
+    show_default=True,
+    help="Profile store (or TSUKA_PROFILES).",
+)
+SUITE = click.option(
+    "--suite",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Suite whose hash decides validity (default: the installed suite).",
+)
+EFFORT = click.option(
+    "-e",
+    "--effort",
+    type=click.Choice(("none", "low", "medium", "xhigh")),
+    help="Effort (default: the recommendation).",
+)
+
+
+def _suite_hash(suite: Path | None) -> str:
+    from tsuka_core.suite import default_suite_path, suite_hash
+
+    return suite_hash(suite if suite is not None else default_suite_path())
+
+
+@click.command()
+@click.argument("model", required=False)
+@PROFILES
+@SUITE
+def profiles(model: str | None, profiles: Path, suite: Path | None) -> None:
+    """Show every stored profile (or MODEL's): tier, scores, effort, when tested, valid or stale and why.
+
+    A profile is valid only while its benchmarkVersion is this engine's and its
+    testsHash is the hash of the suite in use; stale profiles are kept but
+    never used for tier gating.
+    """
+    from rich.table import Table
+
+    from tsuka_core.cli.display import console, percent
+    from tsuka_core.store import ProfileStore, profile_status
+
+    data = ProfileStore(profiles).read()
+    current = _suite_hash(suite)
+    table = Table(title=f"{profiles} (suite hash {current})", title_justify="left")
+    for column in ("profile", "tier", "instruction", "json", "toolCalling", "tok/s", "tested at", "status"):
+        table.add_column(column)
+    shown = 0
+    for key, entry in data.profiles.items():
+        if model is not None and (not isinstance(entry, dict) or entry.get("model") != model):
+            continue
+        valid, reason = profile_status(entry, current)
+        scores = entry.get("scores", {}) if isinstance(entry, dict) else {}
+        cells = [
+            percent(scores[c]) if isinstance(scores.get(c), (int, float)) else "?"
+            for c in ("instruction", "json", "toolCalling")
+        ]
+        get = entry.get if isinstance(entry, dict) else (lambda _k: None)
+        recommended = " *" if data.recommendations.get(str(get("model"))) == get("reasoningEffort") else ""
+        status = "[green]valid[/green]" if valid else f"[yellow]{reason}[/yellow]"
+        table.add_row(
+            f"{key}{recommended}", str(get("tier")), *cells, str(get("tokensPerSecond")), str(get("testedAt")), status
+        )
+        shown += 1
+    out = console()
+    if not shown:
+        out.print(f"no profiles{' for ' + model if model else ''} in {profiles}")
+        return
+    out.print(table)
+    out.print("[dim]* the recommended effort of that model[/dim]")
+
+
+@click.command()
+@click.argument("model")
+@EFFORT
+@PROFILES
+@SUITE
+def tier(model: str, effort: str | None, profiles: Path, suite: Path | None) -> None:
+    """Print MODEL's tier at EFFORT (default: its recommended effort), from its valid profile.
+
+    A model without a valid profile is small (the safe side), and is said to be unprofiled.
+    """
+    from tsuka_core.gating import gate_tools
+    from tsuka_core.store import ProfileStore
+
+    result = gate_tools([], model, ProfileStore(profiles), _suite_hash(suite), effort)  # type: ignore[arg-type]
+    click.echo(result.tier)
+    click.echo(
+        f"{result.subject}: {result.profile_status if result.profiled else 'unprofiled: ' + result.profile_status}",
+        err=True,
+    )
+
+
+def _read_tools(path: Path) -> list[dict[str, Any]]:
+    from tsuka_core.errors import UsageError
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"{path}: cannot read the tools: {exc}") from exc
+    if isinstance(data, dict) and isinstance(data.get("tools"), list):
+        data = data["tools"]
+    if not isinstance(data, list) or not all(isinstance(t, dict) for t in data):
+        raise UsageError(f"{path}: expected a JSON array of tool schemas (or an object with a 'tools' array)")
+    return data
+
+
+@click.command()
+@click.argument("model")
+@click.option(
+    "--tools",
+    "tools_file",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="JSON array of tool schemas, each may carry requiredTier.",
+)
+@EFFORT
+@PROFILES
+@SUITE
+@click.option("--json", "as_json", is_flag=True, help="Print the visible tools as JSON.")
+def gate(model: str, tools_file: Path, effort: str | None, profiles: Path, suite: Path | None, as_json: bool) -> None:
+    """Show which tools of FILE MODEL may be offered, by the tier of its valid profile.
+
+    A tool's requiredTier (small, medium or large; default small) must not
+    rank above the model's tier. Without a valid profile the model is small.
+    """
+    from tsuka_core.gating import gate_tools
+    from tsuka_core.store import ProfileStore
+
+    result = gate_tools(_read_tools(tools_file), model, ProfileStore(profiles), _suite_hash(suite), effort)  # type: ignore[arg-type]
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    if as_json:
+        click.echo(json.dumps(list(result.visible), indent=2, ensure_ascii=False))
+        return
+    click.echo(f"{result.subject}: tier {result.tier}{'' if result.profiled else ' (unprofiled)'}")
+    for tool in result.visible:
+        function = tool.get("function", {})
+        click.echo(f"  visible  {function.get('name', '?') if isinstance(function, dict) else '?'}")
+    for hidden in result.hidden:
+        click.echo(f"  hidden   {hidden.reason}")
+
+
+COMMANDS = [profiles, tier, gate]

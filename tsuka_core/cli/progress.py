@@ -1,0 +1,104 @@
+"""Live progress of a sweep: a rich display on a terminal, plain lines elsewhere."""
+
+from __future__ import annotations
+
+import sys
+import time
+from types import TracebackType
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from tsuka_core.backends.base import Effort
+from tsuka_core.results import TestResult
+
+__all__ = ["PlainProgress", "RichProgress", "make_progress"]
+
+
+class PlainProgress:
+    """One line per finished test on stderr, for logs and pipes."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.totals: dict[str, int] = {}
+        self.done: dict[str, int] = {}
+
+    def __enter__(self) -> PlainProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
+        """Note a level's size."""
+        key = f"{model}@{effort}"
+        self.totals[key], self.done[key] = total, 0
+        click.echo(f"{key}: {total} tests{'' if applied else ' (effort not applied)'}", err=True)
+
+    def test_done(self, model: str, effort: Effort, result: TestResult) -> None:
+        """Print the finished test with the level's count and the time so far."""
+        key = f"{model}@{effort}"
+        self.done[key] = self.done.get(key, 0) + 1
+        outcome = f"ERROR {result.error}" if result.status == "error" else f"{result.score:.2f}"
+        elapsed = time.monotonic() - self.started
+        click.echo(
+            f"{key} {self.done[key]}/{self.totals.get(key, '?')} {result.test.name} {outcome} [{elapsed:.1f}s]",
+            err=True,
+        )
+
+    def note(self, message: str) -> None:
+        """Print a note."""
+        click.echo(f"note: {message}", err=True)
+
+
+class RichProgress:
+    """A bar per model@effort with tests done, elapsed time and ETA."""
+
+    def __init__(self) -> None:
+        self.console = Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[last]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+        )
+        self.tasks: dict[str, TaskID] = {}
+
+    def __enter__(self) -> RichProgress:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.progress.__exit__(kind, exc, tb)
+
+    def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
+        """Add a bar for the level."""
+        label = f"{model}@{effort}" + ("" if applied else " (no effort)")
+        self.tasks[f"{model}@{effort}"] = self.progress.add_task(label, total=total, last="")
+
+    def test_done(self, model: str, effort: Effort, result: TestResult) -> None:
+        """Advance the level's bar."""
+        last = "error" if result.status == "error" else f"{result.test.name} {result.score:.2f}"
+        self.progress.update(self.tasks[f"{model}@{effort}"], advance=1, last=last)
+
+    def note(self, message: str) -> None:
+        """Print a note above the bars."""
+        self.progress.console.print(f"[yellow]note:[/yellow] {message}")
+
+
+def make_progress() -> PlainProgress | RichProgress:
+    """Rich bars when stderr is a terminal, plain lines otherwise."""
+    return RichProgress() if sys.stderr.isatty() else PlainProgress()

@@ -1,0 +1,91 @@
+"""What `tsuka run` prints when it ends: each level's summary, then what was stored and recommended."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tsuka_core.cli.display import console, level_summary, tier_text
+from tsuka_core.results import LevelResult
+from tsuka_core.session import RunReport
+
+__all__ = ["print_report", "report_json"]
+
+
+def print_report(report: RunReport, store_path: Path, *, to_stderr: bool = False) -> None:
+    """Print every level's summary, the recommendations, what was stored and what failed."""
+    out = console(stderr=to_stderr)
+    out.print(
+        f"[dim]backend {report.backend} at {report.provider}, suite {report.suite.path} ({report.suite.hash})[/dim]"
+    )
+    for swept in report.sweeps:
+        for level in swept.levels:
+            out.print()
+            for line in level_summary(level):
+                out.print(line)
+    out.print()
+    for swept in report.sweeps:
+        for note in swept.notes:
+            out.print(f"[yellow]note:[/yellow] {note}")
+        best = report.recommendations.get(swept.model)
+        if best:
+            level = next(lv for lv in swept.levels if lv.effort == best)
+            out.print(
+                "Recommendation: ",
+                f"{swept.model} at effort [bold]{best}[/bold] (tier ",
+                tier_text(level.tier),
+                ")",
+                sep="",
+            )
+    if report.profiles:
+        out.print(f"Stored {len(report.profiles)} profile(s) in {store_path}: {', '.join(report.profiles)}")
+    for failure in report.failed:
+        out.print(f"[red]not measured:[/red] {failure}")
+
+
+def _level_json(level: LevelResult) -> dict[str, Any]:
+    return {
+        "model": level.model,
+        "reasoningEffort": level.effort,
+        "effortApplied": level.effort_applied,
+        "complete": level.complete,
+        "tier": level.tier,
+        "scores": dict(level.scores),
+        "tests": [
+            {
+                "name": t.test.name,
+                "category": t.test.category,
+                "status": t.status,
+                "score": t.score,
+                "error": t.error,
+                "checks": [
+                    {
+                        "step": s.index,
+                        "location": c.location,
+                        "type": c.type,
+                        "weight": c.weight,
+                        "status": c.outcome.status,
+                        "detail": c.outcome.detail,
+                    }
+                    for s in t.steps
+                    for c in s.checks
+                ],
+            }
+            for t in level.tests
+        ],
+    }
+
+
+def report_json(report: RunReport) -> dict[str, Any]:
+    """The run as JSON: the stored profiles exactly as stored, recommendations, failures, and check details."""
+    return {
+        "backend": report.backend,
+        "provider": report.provider,
+        "suite": str(report.suite.path),
+        "testsHash": report.suite.hash,
+        "profiles": report.profiles,
+        "recommendations": report.recommendations,
+        "failed": report.failed,
+        "notes": [note for swept in report.sweeps for note in swept.notes],
+        "levels": [_level_json(level) for swept in report.sweeps for level in swept.levels],
+    }

@@ -1,0 +1,196 @@
+"""Commands that talk to a backend: run and models."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["COMMANDS"]
+
+EFFORT_CHOICES = ("none", "low", "medium", "xhigh")
+
+
+def backend_options(func: Any) -> Any:
+    """The options that pick and configure a backend, shared by run and models."""
+    options = [
+        click.option(
+            "-b", "--backend", help="Backend name ('tsuka backends'); default: openai with a base URL, else embedded."
+        ),
+        click.option("--base-url", help="Server base URL, e.g. http://127.0.0.1:8080/v1 (or OPENAI_BASE_URL)."),
+        click.option(
+            "--model-path",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help="A GGUF file for the embedded backend.",
+        ),
+        click.option(
+            "--timeout", type=click.FloatRange(min=0.1), default=300.0, show_default=True, help="Seconds per request."
+        ),
+        click.option(
+            "--retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries of a failed request."
+        ),
+        click.option(
+            "--option",
+            "backend_option",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Backend-specific setting (repeatable).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def make_config(values: dict[str, Any]) -> Any:
+    """A BackendConfig from the CLI's option values."""
+    from tsuka_core.backends.base import BackendConfig
+    from tsuka_core.errors import UsageError
+
+    pairs: dict[str, str] = {}
+    for item in values.get("backend_option") or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--option {item!r}: expected KEY=VALUE")
+        pairs[key] = value
+    base_url = values.get("base_url") or os.environ.get("OPENAI_BASE_URL") or None
+    model_path = values.get("model_path")
+    return BackendConfig(
+        base_url=base_url,
+        api_key=os.environ.get("OPENAI_API_KEY") or None,
+        model_path=str(model_path) if model_path else None,
+        timeout=values.get("timeout", 300.0),
+        retries=values.get("retries", 3),
+        max_tokens=values.get("max_tokens") or 8192,
+        temperature=values.get("temperature"),
+        seed=values.get("seed"),
+        options=pairs,
+    )
+
+
+@click.command()
+@click.argument("models", nargs=-1)
+@backend_options
+@click.option(
+    "-e",
+    "--effort",
+    "efforts",
+    multiple=True,
+    type=click.Choice(EFFORT_CHOICES),
+    help="Effort level to measure (repeatable; default: all four).",
+)
+@click.option(
+    "--suite", type=click.Path(path_type=Path, file_okay=False), help="Suite folder (default: the installed suite)."
+)
+@click.option(
+    "--profiles",
+    type=click.Path(path_type=Path, dir_okay=False),
+    envvar="TSUKA_PROFILES",
+    default="models_profile.json",
+    show_default=True,
+    help="Profile store (or TSUKA_PROFILES).",
+)
+@click.option(
+    "-j",
+    "--concurrency",
+    type=click.IntRange(min=1, max=1024),
+    default=4,
+    show_default=True,
+    help="Requests in flight at once.",
+)
+@click.option("--temperature", type=float, help="Sampling temperature (sent only when given).")
+@click.option("--seed", type=int, help="Sampling seed (sent only when given).")
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=8192,
+    show_default=True,
+    help="Completion token limit per request.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (the summary goes to stderr)."
+)
+def run(
+    models: tuple[str, ...],
+    efforts: tuple[str, ...],
+    suite: Path | None,
+    profiles: Path,
+    concurrency: int,
+    as_json: bool,
+    **values: Any,
+) -> None:
+    """Measure MODELS (default: all) at each effort level and store their profiles.
+
+    Every test of the suite runs once per model and effort level ('none',
+    'low', 'medium', 'xhigh'; restrict with -e). Each complete level is stored
+    as MODEL@EFFORT in the profile store, with each model's recommended effort:
+    the cheapest level that reaches the highest tier measured.
+
+    \b
+    Examples:
+      tsuka run all                                   embedded model, no server
+      tsuka run all --base-url http://127.0.0.1:8080/v1
+      tsuka run qwen3:8b -b openai -e none -e medium -j 8
+
+    Exit status: 0 when every level was measured and stored, 1 when some level
+    could not be (it is named, and an earlier profile for it is kept), 2 for
+    bad input.
+    """
+    import asyncio
+
+    from tsuka_core.cli.progress import make_progress
+    from tsuka_core.cli.report import print_report, report_json
+    from tsuka_core.registry import load_registry
+    from tsuka_core.session import RunOptions, run_benchmark
+    from tsuka_core.suite import load_suite
+
+    registry = load_registry()
+    loaded = load_suite(suite, registry)
+    for warning in loaded.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    options = RunOptions(
+        models=models,
+        backend=values.get("backend"),
+        config=make_config(values),
+        efforts=tuple(efforts) or EFFORT_CHOICES,  # type: ignore[arg-type]
+        store_path=profiles,
+        concurrency=concurrency,
+    )
+    with make_progress() as progress:
+        report = asyncio.run(run_benchmark(options, loaded, registry, progress))
+    print_report(report, profiles, to_stderr=as_json)
+    if as_json:
+        click.echo(json.dumps(report_json(report), indent=2, ensure_ascii=False))
+    if not report.ok:
+        raise SystemExit(1)
+
+
+@click.command()
+@backend_options
+def models(**values: Any) -> None:
+    """List the models the backend can reach (what 'tsuka run all' would measure)."""
+    import asyncio
+
+    from tsuka_core.registry import load_registry
+    from tsuka_core.session import choose_backend, make_backend, make_client
+
+    config = make_config(values)
+
+    async def listing() -> tuple[str, list[str]]:
+        async with make_client(1, config.timeout) as client:
+            backend = make_backend(load_registry(), choose_backend(values.get("backend"), config), config, client)
+            try:
+                return backend.provider, await backend.list_models()
+            finally:
+                await backend.aclose()
+
+    provider, names = asyncio.run(listing())
+    click.echo(f"# {provider}", err=True)
+    for name in names:
+        click.echo(name)
+
+
+COMMANDS = [run, models]

@@ -1,0 +1,85 @@
+"""Run one test's steps against a backend, in order, and judge every check (spec section 3)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager, nullcontext
+from typing import Any
+
+from tsuka_core.answer import Answer, ToolCall
+from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, Effort, EffortRejected
+from tsuka_core.checks import run_check
+from tsuka_core.errors import RequestError
+from tsuka_core.model import Step, Test
+from tsuka_core.outcome import Outcome
+from tsuka_core.results import CheckResult, StepResult, TestResult
+from tsuka_core.scoring import test_score
+
+__all__ = ["assistant_tool_message", "run_test"]
+
+
+def assistant_tool_message(response: ChatResponse, call: ToolCall) -> dict[str, Any]:
+    """The assistant message that carried ``call``, with that call only, as the server sent it."""
+    raw = dict(call.raw) if call.raw else {}
+    if not raw:
+        arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+        raw = {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
+    return {"role": "assistant", "content": response.content, "tool_calls": [raw]}
+
+
+def _unsent(index: int, step: Step, reason: str) -> StepResult:
+    checks = tuple(CheckResult(c.location, c.type, c.weight, Outcome.fail(reason)) for c in step.checks)
+    return StepResult(index, False, checks)
+
+
+def _judge(step: Step, answer: Answer) -> tuple[CheckResult, ...]:
+    return tuple(CheckResult(c.location, c.type, c.weight, run_check(c.impl, answer)) for c in step.checks)
+
+
+def _score(steps: list[StepResult]) -> float:
+    return test_score((c.weight, c.outcome.passed) for s in steps for c in s.checks)
+
+
+async def run_test(
+    backend: Backend,
+    test: Test,
+    model: str,
+    effort: Effort | None,
+    limiter: AbstractAsyncContextManager[Any] | None = None,
+) -> TestResult:
+    """Send each step of ``test`` in order and judge its checks.
+
+    A request that fails for good ends the test with status ``error`` (its
+    cause kept); :class:`EffortRejected` propagates so the sweep can measure the
+    model without efforts.
+    """
+    messages: list[Mapping[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []
+    results: list[StepResult] = []
+    previous: ChatResponse | None = None
+    for index, step in enumerate(test.steps):
+        if step.tool_result is not None:
+            if previous is None or not previous.tool_calls:
+                reason = f"not sent: step {index} needs a tool call from the step before, which made none"
+                results.extend(_unsent(i, s, reason) for i, s in enumerate(test.steps[index:], start=index))
+                break
+            call = previous.tool_calls[0]
+            messages.append(assistant_tool_message(previous, call))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": step.tool_result})
+        if step.prompt is not None:
+            messages.append({"role": "user", "content": step.prompt})
+        request = ChatRequest(model, tuple(messages), test.tools, effort)
+        try:
+            async with limiter or nullcontext():
+                response = await backend.complete(request)
+        except EffortRejected:
+            raise
+        except RequestError as exc:
+            results.append(StepResult(index, False, (), request.messages))
+            return TestResult(test, "error", 0.0, tuple(results), f"step {index}: {exc}")
+        if not response.tool_calls and response.text:
+            messages.append({"role": "assistant", "content": response.text})
+        answer = Answer(response.text, response.tool_calls, test.tools)
+        results.append(StepResult(index, True, _judge(step, answer), request.messages, response))
+        previous = response
+    return TestResult(test, "ok", _score(results), tuple(results))

@@ -1,0 +1,388 @@
+"""Everything about ``models_profile.json``: what a profile holds, when it is valid, how it is written safely."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import secrets
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from math import isfinite
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from tsuka_core.backends.base import EFFORTS, Effort
+from tsuka_core.errors import StoreError
+from tsuka_core.jsontools import loads_strict
+from tsuka_core.results import LevelResult
+from tsuka_core.scoring import TIERS, all_categories, tier_rank
+
+__all__ = [
+    "BENCHMARK_VERSION",
+    "DEFAULT_LOCK_TIMEOUT",
+    "PROFILE_FIELDS",
+    "ProfileStore",
+    "StoreData",
+    "default_store_path",
+    "dumps_store",
+    "format_tested_at",
+    "profile_from_level",
+    "profile_key",
+    "profile_status",
+    "recommend",
+]
+
+BENCHMARK_VERSION = 5
+"""This engine's benchmark version; profiles of any other version are stale."""
+
+DEFAULT_LOCK_TIMEOUT = 30.0
+"""Seconds a write waits for another run's lock on the store."""
+
+PROFILE_FIELDS: tuple[str, ...] = (
+    "model",
+    "provider",
+    "tier",
+    "scores",
+    "tokensPerSecond",
+    "testedAt",
+    "benchmarkVersion",
+    "testsHash",
+    "testResults",
+    "reasoningEffort",
+    "avgCompletionTokens",
+)
+"""The reference's profile fields, in the order they are written; this engine's own follow."""
+
+_FIX = "nothing was written. Fix or move the file."
+
+
+def profile_key(model: str, effort: str) -> str:
+    """The store key of one model at one effort: ``model@effort``."""
+    return f"{model}@{effort}"
+
+
+def default_store_path() -> Path:
+    """``$TSUKA_PROFILES`` when set, else ``models_profile.json`` in the current folder."""
+    return Path(os.environ.get("TSUKA_PROFILES") or "models_profile.json").expanduser()
+
+
+def format_tested_at(moment: datetime) -> str:
+    """ISO-8601 in UTC with milliseconds and ``Z`` (``2026-12-02T10:31:05.123Z``); naive times are local."""
+    utc = moment.astimezone(UTC)
+    return f"{utc:%Y-%m-%dT%H:%M:%S}.{utc.microsecond // 1000:03d}Z"
+
+
+# --- profiles -------------------------------------------------------------------------------------------------------
+
+
+def profile_from_level(level: LevelResult, tested_at: datetime | None = None) -> dict[str, Any]:
+    """The stored profile of a complete level: the reference fields in order, then this engine's own.
+
+    Raises ValueError for a level with errored tests (such a level is never stored) and for
+    ``level.extra`` keys that would replace a profile field.
+    """
+    if not level.complete:
+        raise ValueError(f"{profile_key(level.model, level.effort)} is incomplete and cannot be stored")
+    profile: dict[str, Any] = {
+        "model": level.model,
+        "provider": level.provider or level.backend,
+        "tier": level.tier,
+        "scores": dict(all_categories(level.scores)),
+        "tokensPerSecond": level.tokens_per_second,
+        "testedAt": format_tested_at(tested_at or datetime.now(UTC)),
+        "benchmarkVersion": BENCHMARK_VERSION,
+        "testsHash": level.suite_hash,
+        "testResults": [{"name": t.test.name, "category": t.test.category, "score": t.score} for t in level.tests],
+        "reasoningEffort": level.effort,
+        "avgCompletionTokens": level.avg_completion_tokens,
+    }
+    profile.update(_engine_fields(level))
+    clashes = sorted(set(level.extra) & set(profile))
+    if clashes:
+        raise ValueError(f"extra profile fields would replace standard ones: {', '.join(clashes)}")
+    profile.update(level.extra)
+    return profile
+
+
+def _engine_fields(level: LevelResult) -> dict[str, Any]:
+    fields: dict[str, Any] = {"backend": level.backend, "effortApplied": level.effort_applied}
+    if level.usage_estimated:
+        fields["usageEstimated"] = True
+    return fields
+
+
+def profile_status(profile: object, suite_hash: str) -> tuple[bool, str]:
+    """Whether a stored profile may be used with the suite hashed ``suite_hash``, and why not.
+
+    ``(True, "valid")``; ``(False, "stale: ...")`` naming what differs; ``(False, "not a profile")``.
+    """
+    if not isinstance(profile, Mapping) or profile.get("tier") not in TIERS:
+        return False, "not a profile"
+    reasons: list[str] = []
+    version = profile.get("benchmarkVersion")
+    if isinstance(version, bool) or version != BENCHMARK_VERSION:
+        shown = "missing" if version is None else json.dumps(version)
+        reasons.append(f"benchmarkVersion {shown}, this engine is {BENCHMARK_VERSION}")
+    stored_hash = profile.get("testsHash")
+    if stored_hash != suite_hash:
+        shown = "missing" if stored_hash is None else str(stored_hash)
+        reasons.append(f"suite changed (testsHash {shown}, suite now {suite_hash})")
+    if reasons:
+        return False, "stale: " + "; ".join(reasons)
+    return True, "valid"
+
+
+def recommend(levels: Sequence[LevelResult]) -> Effort | None:
+    """The cheapest complete level of this sweep that reaches the highest tier observed; None without any."""
+    complete = sorted((lv for lv in levels if lv.complete), key=lambda lv: EFFORTS.index(lv.effort))
+    if not complete:
+        return None
+    best = max(tier_rank(lv.tier) for lv in complete)
+    return next(lv.effort for lv in complete if tier_rank(lv.tier) == best)
+
+
+# --- layout ---------------------------------------------------------------------------------------------------------
+
+
+def dumps_store(data: Any) -> str:
+    """``data`` as the reference writes it (``JSON.stringify(data, null, 2)``), with a trailing newline.
+
+    Two-space indentation, non-ASCII as is, numbers in JavaScript form (``1.0`` is ``1``, ``1e-7`` is
+    ``1e-7``), non-finite numbers as ``null``, lone surrogates escaped.
+    """
+    return _dump(data, "") + "\n"
+
+
+def _dump(value: Any, indent: str) -> str:
+    inner = indent + "  "
+    if isinstance(value, Mapping):
+        if not value:
+            return "{}"
+        items = [f"{inner}{_string(_key(k))}: {_dump(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "[]"
+        return "[\n" + ",\n".join(inner + _dump(v, inner) for v in value) + "\n" + indent + "]"
+    return _scalar(value)
+
+
+def _key(key: object) -> str:
+    if not isinstance(key, str):
+        raise TypeError(f"profile store keys must be strings, not {type(key).__name__}")
+    return key
+
+
+def _scalar(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _number(value)
+    raise TypeError(f"{type(value).__name__} cannot be written to the profile store")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _string(text: str) -> str:
+    encoded = json.dumps(text, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+
+
+def _number(value: float) -> str:
+    """A float as JavaScript's Number#toString writes it (shortest digits, same exponent thresholds)."""
+    if not isfinite(value):
+        return "null"
+    if value == 0:
+        return "0"
+    if value < 0:
+        return "-" + _number(-value)
+    _, digit_tuple, exponent = Decimal(repr(value)).normalize().as_tuple()
+    if not isinstance(exponent, int):
+        return "null"
+    digits = "".join(map(str, digit_tuple))
+    k, n = len(digits), exponent + len(digits)
+    if k <= n <= 21:
+        return digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return f"{digits[:n]}.{digits[n:]}"
+    if -6 < n <= 0:
+        return "0." + "0" * -n + digits
+    mantissa = digits if k == 1 else f"{digits[0]}.{digits[1:]}"
+    return f"{mantissa}e{'+' if n > 0 else '-'}{abs(n - 1)}"
+
+
+# --- the file -------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoreData:
+    """What the store file holds: profiles and recommendations in file order, and the whole top level as read."""
+
+    profiles: dict[str, Any]
+    recommendations: dict[str, Any]
+    raw: dict[str, Any]
+    """The top-level object; unknown keys are kept as they are on every write."""
+
+    def recommendation(self, model: str) -> Effort | None:
+        """The stored recommended effort of ``model``; None when absent or not a known level."""
+        effort = self.recommendations.get(model)
+        return next((e for e in EFFORTS if e == effort), None)
+
+    def profile(self, model: str, effort: str) -> Any:
+        """The entry under ``model@effort`` as stored (check it with :func:`profile_status`); None if absent."""
+        return self.profiles.get(profile_key(model, effort))
+
+
+class ProfileStore:
+    """``models_profile.json``: read it, or merge profiles into it under a lock with an atomic replace."""
+
+    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+        self.path = Path(path)
+        self.lock_timeout = lock_timeout
+        self._target = Path(os.path.realpath(self.path))
+        """The file written: a symbolic link's target is replaced, not the link."""
+
+    @property
+    def lock_path(self) -> Path:
+        """The lock file beside the store: ``<name>.lock``."""
+        return self._target.with_name(self._target.name + ".lock")
+
+    def read(self) -> StoreData:
+        """The store's contents; an empty store when the file does not exist."""
+        return _view(self._load(), self.path)
+
+    def update(self, profiles: Mapping[str, Mapping[str, Any]], recommendations: Mapping[str, str]) -> None:
+        """Put ``profiles`` and ``recommendations`` in the store, keeping every other entry and the key order.
+
+        Raises StoreError, with nothing written, when the file is not a valid store, the lock cannot be
+        taken within ``lock_timeout`` seconds, or the folder cannot be written.
+        """
+        if not profiles and not recommendations:
+            return
+        with self._locked():
+            raw = self._load() or {}
+            _view(raw, self.path)
+            raw.setdefault("profiles", {}).update(profiles)
+            raw.setdefault("recommendations", {}).update(recommendations)
+            self._write(dumps_store(raw))
+
+    def _load(self) -> dict[str, Any] | None:
+        try:
+            data = self._target.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StoreError(f"{self.path} cannot be read ({exc.strerror or exc}); {_FIX}") from None
+        try:
+            value = loads_strict(data.decode("utf-8-sig"))
+        except UnicodeDecodeError as exc:
+            raise StoreError(f"{self.path} is not UTF-8 (byte {exc.start}); {_FIX}") from None
+        except json.JSONDecodeError as exc:
+            raise StoreError(f"{self.path} is not valid JSON (line {exc.lineno}, column {exc.colno}); {_FIX}") from None
+        except ValueError as exc:
+            raise StoreError(f"{self.path} is not valid JSON ({exc}); {_FIX}") from None
+        if not isinstance(value, dict):
+            raise StoreError(f"{self.path} does not hold a JSON object (found {_json_kind(value)}); {_FIX}")
+        return value
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        folder = self._target.parent
+        if not folder.is_dir():
+            raise StoreError(f"cannot write {self.path}: folder {folder} does not exist; create it first")
+        lock = FileLock(self.lock_path, timeout=self.lock_timeout)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise StoreError(
+                f"cannot lock {self.lock_path} within {self.lock_timeout:g} s: another run is writing {self.path}; "
+                "try again when it has finished"
+            ) from None
+        except OSError as exc:
+            raise StoreError(self._unwritable(exc)) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _write(self, text: str) -> None:
+        target = self._target
+        if target.exists() and not os.access(target, os.W_OK):
+            raise StoreError(f"cannot write {self.path}: the file is read-only; nothing was written")
+        temp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            _write_synced(temp, text.encode("utf-8"), _mode_of(target))
+            os.replace(temp, target)
+        except OSError as exc:
+            with suppress(OSError):
+                temp.unlink()
+            raise StoreError(self._unwritable(exc)) from None
+        _sync_folder(target.parent)
+
+    def _unwritable(self, exc: OSError) -> str:
+        folder = self._target.parent
+        if exc.errno in {errno.EACCES, errno.EPERM, errno.EROFS}:
+            return f"cannot write {self.path}: folder {folder} is not writable ({exc.strerror}); nothing was written"
+        return f"cannot write {self.path} ({exc.strerror or exc}); nothing was written"
+
+
+def _view(raw: dict[str, Any] | None, path: Path) -> StoreData:
+    raw = {} if raw is None else raw
+    parts: list[dict[str, Any]] = []
+    for name in ("profiles", "recommendations"):
+        part = raw.get(name, {})
+        if not isinstance(part, dict):
+            raise StoreError(f'{path}: "{name}" is not a JSON object (found {_json_kind(part)}); {_FIX}')
+        parts.append(part)
+    return StoreData(profiles=parts[0], recommendations=parts[1], raw=raw)
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    return "a number" if isinstance(value, int | float) else "an object"
+
+
+def _mode_of(target: Path) -> int | None:
+    try:
+        return target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        return None
+
+
+def _write_synced(temp: Path, data: bytes, mode: int | None) -> None:
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    if mode is not None:
+        os.chmod(temp, mode)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable where the platform allows it."""
+    with suppress(OSError, AttributeError):
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,150 @@
+"""Measure models at effort levels: every test of every level, concurrently, into LevelResults."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tsuka_core.backends.base import EFFORTS, Backend, Effort, EffortRejected
+from tsuka_core.metrics import avg_completion_tokens, tokens_per_second
+from tsuka_core.model import CATEGORIES, Suite
+from tsuka_core.results import LevelResult, TestResult
+from tsuka_core.runner import run_test
+from tsuka_core.scoring import category_score, tier_for
+
+__all__ = ["ModelSweep", "SweepObserver", "level_result", "sweep_models"]
+
+
+class SweepObserver(Protocol):
+    """What a sweep reports while it runs (the CLI's progress display is one)."""
+
+    def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
+        """A level of ``total`` tests begins."""
+
+    def test_done(self, model: str, effort: Effort, result: TestResult) -> None:
+        """One test of a level finished (in completion order)."""
+
+    def note(self, message: str) -> None:
+        """Something the user must be told (an effort the server refused, say)."""
+
+
+@dataclass
+class ModelSweep:
+    """One model's levels as measured in this sweep, and its notes."""
+
+    model: str
+    levels: list[LevelResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def level_result(
+    backend: Backend, suite: Suite, model: str, effort: Effort, applied: bool, tests: Sequence[TestResult]
+) -> LevelResult:
+    """Score one level's test results into a LevelResult (errored tests count 0 and mark it incomplete)."""
+    scores = {c: category_score([(t.test.weight, t.score) for t in tests if t.test.category == c]) for c in CATEGORIES}
+    extra_fn = getattr(backend, "profile_extra", None)
+    extra: dict[str, Any] = extra_fn() if callable(extra_fn) else {}
+    return LevelResult(
+        model=model,
+        effort=effort,
+        effort_applied=applied,
+        tests=tuple(tests),
+        scores=scores,
+        tier=tier_for(scores),
+        tokens_per_second=tokens_per_second(tests),
+        avg_completion_tokens=avg_completion_tokens(tests),
+        usage_estimated=any(t.usage_estimated for t in tests),
+        suite_hash=suite.hash,
+        provider=backend.provider,
+        backend=backend.name,
+        extra=extra,
+    )
+
+
+class _Sweeper:
+    def __init__(
+        self,
+        backend: Backend,
+        suite: Suite,
+        limiter: asyncio.Semaphore,
+        observer: SweepObserver,
+        on_model: Callable[[ModelSweep], Awaitable[None]],
+    ) -> None:
+        self.backend, self.suite, self.limiter = backend, suite, limiter
+        self.observer, self.on_model = observer, on_model
+
+    async def level(self, model: str, effort: Effort | None) -> LevelResult:
+        label: Effort = effort or "none"
+        self.observer.level_started(model, label, effort is not None, len(self.suite.tests))
+
+        async def one(test_index: int) -> TestResult:
+            result = await run_test(self.backend, self.suite.tests[test_index], model, effort, self.limiter)
+            self.observer.test_done(model, label, result)
+            return result
+
+        tests = await asyncio.gather(*(one(i) for i in range(len(self.suite.tests))))
+        return level_result(self.backend, self.suite, model, label, effort is not None, tests)
+
+    async def model(self, model: str, efforts: Sequence[Effort]) -> ModelSweep:
+        swept = ModelSweep(model)
+        if not self.backend.applies_effort:
+            note = f"{model}: backend {self.backend.name!r} cannot apply efforts; measured once, stored as none"
+            return await self._once(swept, note)
+        rejected: list[EffortRejected] = []
+        try:
+            levels = await self._levels(swept, efforts)
+        except* EffortRejected as group:
+            rejected = [e for e in group.exceptions if isinstance(e, EffortRejected)]
+        if rejected:
+            note = (
+                f"{model}: the server refused the effort parameter ({rejected[0]}); measured once without it, as none"
+            )
+            return await self._once(swept, note)
+        await self._keep(swept, levels)
+        return swept
+
+    async def _levels(self, swept: ModelSweep, efforts: Sequence[Effort]) -> list[LevelResult]:
+        tasks: list[asyncio.Task[LevelResult]] = []
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self.level(swept.model, effort)) for effort in efforts]
+        except asyncio.CancelledError:
+            # Interrupted: keep every level that finished, nothing half-done.
+            finished = [t for t in tasks if t.done() and not t.cancelled() and t.exception() is None]
+            await self._keep(swept, [t.result() for t in finished])
+            raise
+        return [task.result() for task in tasks]
+
+    async def _keep(self, swept: ModelSweep, levels: list[LevelResult]) -> None:
+        swept.levels = levels
+        await self.on_model(swept)
+
+    async def _once(self, swept: ModelSweep, note: str) -> ModelSweep:
+        swept.notes.append(note)
+        self.observer.note(note)
+        await self._keep(swept, [await self.level(swept.model, None)])
+        return swept
+
+
+async def sweep_models(
+    backend: Backend,
+    suite: Suite,
+    models: Sequence[str],
+    efforts: Sequence[Effort] = EFFORTS,
+    *,
+    concurrency: int = 4,
+    observer: SweepObserver,
+    on_model: Callable[[ModelSweep], Awaitable[None]],
+) -> list[ModelSweep]:
+    """Run the suite for every model at every effort, at most ``concurrency`` requests at once.
+
+    A model's levels are handed to ``on_model`` once all of them are measured
+    (or, when the sweep is cancelled, those that finished), so an effort the
+    server refuses half-way never leaves a level recorded as applied. Results
+    come back in model order, levels in effort order.
+    """
+    ordered = [e for e in EFFORTS if e in efforts]
+    sweeper = _Sweeper(backend, suite, asyncio.Semaphore(max(1, concurrency)), observer, on_model)
+    return list(await asyncio.gather(*(sweeper.model(m, ordered) for m in models)))
