@@ -54,8 +54,12 @@ def parse_arguments(raw: object) -> tuple[Any, str | None]:
                 return None, "tool arguments are not JSON"
     if isinstance(value, dict):
         return value, None
-    kind = "null" if value is None else type(value).__name__
-    return value, f"tool arguments are not a JSON object (got {kind})"
+    return value, f"tool arguments are not a JSON object (got {_kind(value)})"
+
+
+def _kind(value: object) -> str:
+    names = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,12 @@ class RegexParams(CheckParams):
 
     _pattern: Pattern = PrivateAttr()
 
+    @field_validator("value")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        Pattern.compile(value)  # syntax is checked here so the error points at `value`
+        return value
+
     @field_validator("flags")
     @classmethod
     def _known_flags(cls, flags: str) -> str:
@@ -75,6 +81,12 @@ class PathParams(CheckParams):
 
     _compiled: JsonPath = PrivateAttr()
 
+    @field_validator("path")
+    @classmethod
+    def _path_compiles(cls, path: str) -> str:
+        JsonPath(path)
+        return path
+
     @model_validator(mode="after")
     def _compile_path(self) -> PathParams:
         self._compiled = JsonPath(self.path)
@@ -94,10 +106,16 @@ class ArgParams(CheckParams):
 
     _compiled: JsonPath = PrivateAttr()
 
+    @field_validator("arg")
+    @classmethod
+    def _arg_compiles(cls, arg: str) -> str:
+        if not arg:
+            raise ValueError("must not be empty")
+        JsonPath(arg, literal_key=True)
+        return arg
+
     @model_validator(mode="after")
     def _compile_arg(self) -> ArgParams:
-        if not self.arg:
-            raise ValueError("arg must not be empty")
         self._compiled = JsonPath(self.arg, literal_key=True)
         return self
 

@@ -181,7 +181,7 @@ class JsonPath:
             try:
                 self._parsed = jmespath.compile(text)
             except jmespath.exceptions.JMESPathError as exc:
-                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                reason = " ".join(str(exc).split()) or type(exc).__name__
                 raise ValueError(f"not a valid JMESPath expression: {reason}") from exc
 
     def find(self, document: Any) -> Any:

@@ -21,8 +21,10 @@ __all__ = ["assistant_tool_message", "run_test"]
 
 def assistant_tool_message(response: ChatResponse, call: ToolCall) -> dict[str, Any]:
     """The assistant message that carried ``call``, with that call only, as the server sent it."""
-    raw = dict(call.raw) if call.raw else {}
-    if not raw:
+    if call.raw:
+        raw = {**call.raw, "id": call.id}
+        raw.setdefault("type", "function")
+    else:
         arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
         raw = {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
     return {"role": "assistant", "content": response.content, "tool_calls": [raw]}
@@ -35,6 +37,11 @@ def _unsent(index: int, step: Step, reason: str) -> StepResult:
 
 def _judge(step: Step, answer: Answer) -> tuple[CheckResult, ...]:
     return tuple(CheckResult(c.location, c.type, c.weight, run_check(c.impl, answer)) for c in step.checks)
+
+
+def _errored(test: Test, results: list[StepResult], index: int, request: ChatRequest, cause: str) -> TestResult:
+    results.append(StepResult(index, False, (), request.messages))
+    return TestResult(test, "error", 0.0, tuple(results), f"step {index}: {cause.splitlines()[0] if cause else cause}")
 
 
 def _score(steps: list[StepResult]) -> float:
@@ -75,8 +82,10 @@ async def run_test(
         except EffortRejected:
             raise
         except RequestError as exc:
-            results.append(StepResult(index, False, (), request.messages))
-            return TestResult(test, "error", 0.0, tuple(results), f"step {index}: {exc}")
+            return _errored(test, results, index, request, str(exc))
+        except Exception as exc:  # a backend plugin's bug ends this test as an error, not the run
+            cause = f"backend {backend.name!r} raised {type(exc).__name__}: {exc}"
+            return _errored(test, results, index, request, cause)
         if not response.tool_calls and response.text:
             messages.append({"role": "assistant", "content": response.text})
         answer = Answer(response.text, response.tool_calls, test.tools)

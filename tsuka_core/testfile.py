@@ -24,6 +24,11 @@ def _suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
+def _input_kind(value: Any) -> str:
+    """The JSON type of a value as written: 2.0 is a number, 2 an integer."""
+    return "number" if isinstance(value, float) else json_type_name(value)
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -87,9 +92,10 @@ class _Parser:
             params = function.get("parameters")
             if params is not None and not isinstance(params, dict):
                 self.problem(f"{loc}.function.parameters", "must be a JSON Schema object")
-            tier = tool.get("requiredTier", function.get("requiredTier", "small"))
-            if tier not in TIERS:
-                self.problem(f"{loc}.requiredTier", f"must be one of {', '.join(TIERS)}, got {tier!r}")
+            for where, holder in ((loc, tool), (f"{loc}.function", function)):
+                tier = holder.get("requiredTier", "small")
+                if tier not in TIERS:
+                    self.problem(f"{where}.requiredTier", f"must be one of {', '.join(TIERS)}, got {tier!r}")
         return tuple(raw)
 
     def check(self, raw: Any, where: str) -> Check | None:
@@ -128,7 +134,7 @@ class _Parser:
         else:
             message = str(error["msg"]).removeprefix("Value error, ")
             if kind.endswith("_type"):
-                message = f"{message}, got {json_type_name(error.get('input'))}"
+                message = f"{message}, got {_input_kind(error.get('input'))}"
             self.problem(at, message)
 
     def step(self, raw: Any, where: str, first: bool) -> Step | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -163,7 +162,9 @@ def run(
         report = asyncio.run(run_benchmark(options, loaded, registry, progress))
     print_report(report, profiles, to_stderr=as_json)
     if as_json:
-        click.echo(json.dumps(report_json(report), indent=2, ensure_ascii=False))
+        from tsuka_core.store import dumps_store
+
+        click.echo(dumps_store(report_json(report)), nl=False)
     if not report.ok:
         raise SystemExit(1)
 
