@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from loopback import Reply
@@ -86,3 +87,55 @@ def tool_shy(body: dict[str, Any], n: int) -> Reply:
     """Right with text, but never calls a tool."""
     name, _step = which_test(body)
     return Reply.text(PERFECT_TEXT.get(name, "I would rather not use tools."))
+
+
+EFFORT_REFUSAL = "Unrecognized request argument supplied: reasoning_effort"
+"""What OpenAI-style servers answer (400) to a parameter they do not know."""
+
+Answerer = Callable[[dict[str, Any], int], Reply]
+
+
+def by_effort(answerers: Mapping[str, Answerer]) -> Answerer:
+    """Answer like ``answerers[reasoning_effort]`` (key ``none`` when the request carries no effort)."""
+
+    def answer(body: dict[str, Any], n: int) -> Reply:
+        return answerers[str(body.get("reasoning_effort", "none"))](body, n)
+
+    return answer
+
+
+def by_model(answerers: Mapping[str, Answerer]) -> Answerer:
+    """Answer like ``answerers[model]``."""
+
+    def answer(body: dict[str, Any], n: int) -> Reply:
+        return answerers[str(body["model"])](body, n)
+
+    return answer
+
+
+def refusing_effort(body: dict[str, Any], n: int) -> Reply:
+    """Refuse every request that carries ``reasoning_effort`` (400); answer the others right."""
+    if "reasoning_effort" in body:
+        return Reply.error(400, EFFORT_REFUSAL)
+    return perfect(body, n)
+
+
+def throttled(answerer: Answerer, every: int = 3) -> Answerer:
+    """Answer 429 with ``Retry-After: 0`` to every ``every``-th request, like ``answerer`` to the rest."""
+
+    def answer(body: dict[str, Any], n: int) -> Reply:
+        if n % every == every - 1:
+            return Reply.error(429, "rate limit reached, slow down", retry_after=0)
+        return answerer(body, n)
+
+    return answer
+
+
+def failing(status: int = 500, message: str = "the model crashed") -> Answerer:
+    """Answer every request with the same error."""
+
+    def answer(body: dict[str, Any], n: int) -> Reply:
+        del body, n
+        return Reply.error(status, message)
+
+    return answer

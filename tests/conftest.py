@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,3 +34,17 @@ def reference_suite() -> Path:
     if not any(path.glob("*.json")):
         pytest.skip(f"reference suite not found at {path}; set {REFERENCE_ENV} to its folder")
     return path
+
+
+REQUIRE_MODEL_ENV = "TSUKA_REQUIRE_MODEL"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """With ``TSUKA_REQUIRE_MODEL=1`` (as in CI), a skipped test marked ``model`` is a failure."""
+    report = yield
+    if report.skipped and item.get_closest_marker("model") and os.environ.get(REQUIRE_MODEL_ENV) == "1":
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"{REQUIRE_MODEL_ENV}=1 but this model test was skipped: {reason}"
+    return report

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 import tsuka_core
 from tsuka_core import Answer, Outcome, ToolCall, normalise_tool_call, run_check
+from tsuka_core.patterns import DEFAULT_TIMEOUT
 
 Judge = Callable[..., Outcome]
 
@@ -131,7 +132,7 @@ def test_count_rejects_negative_and_non_integer_values(make: Callable[..., Any])
         ("first_word", "¿Ça va, Zoë?", "Ça", "", "passed", "first word 'Ça', expected 'Ça'"),
         ("last_word", "¿Ça va, Zoë?", "Zoë", "", "passed", "last word 'Zoë', expected 'Zoë'"),
         ("last_word", "Take Route 66.", "66", "", "passed", "last word '66', expected '66'"),
-        ("last_word", "I don't.", "don't", "", "passed", "last word 'don't', expected 'don't'"),
+        ("last_word", "I don't.", "don't", "", "passed", 'last word "don\'t", expected "don\'t"'),
         ("first_word", "", "Il", "", "failed", "no first word: the answer has no words"),
         ("last_word", "... !!!", "blu", "", "failed", "no last word: the answer has no words"),
     ],
@@ -229,8 +230,10 @@ def test_catastrophic_regex_ends_as_errored_in_time(
     outcome = judge(type_name, "a" * 30000 + "b", calls, value="(a+)+$", **params)
     elapsed = time.monotonic() - started
     assert outcome.status == "errored"
-    assert "exceeded" in outcome.detail
-    assert elapsed < 2.5
+    assert outcome.detail == f"regex search exceeded {DEFAULT_TIMEOUT:g} s"
+    # Unguarded, this search would not end in any useful time; the limit is wall-clock per search, so a
+    # heavily loaded machine may overshoot it a little.
+    assert elapsed < 2 * DEFAULT_TIMEOUT + 2
 
 
 # --- not_empty --------------------------------------------------------------------------------
@@ -315,7 +318,9 @@ def test_json_path_equals_is_typed(judge: Judge, path: str, value: Any, passed: 
 
 
 def test_json_path_equals_details(judge: Judge) -> None:
-    assert judge("json_path_equals", DOC, path="port", value="8080") == Outcome("failed", 'port is 8080, expected "8080"')
+    assert judge("json_path_equals", DOC, path="port", value="8080") == Outcome(
+        "failed", 'port is 8080, expected "8080"'
+    )
     assert judge("json_path_equals", DOC, path="items[0].price", value=3) == Outcome(
         "passed", "items[0].price is 3, expected 3"
     )
@@ -468,7 +473,7 @@ def test_tool_arg_checks_fail_when_arguments_are_not_an_object(judge: Judge, typ
 
 @pytest.mark.parametrize(
     ("arguments", "kind"),
-    [("[1, 2]", "array"), ('"deploy.log"', "string"), ("42", "integer"), ("4.5", "number"), ("true", "boolean")],
+    [("[1, 2]", "array"), ('"deploy.log"', "string"), ("42", "number"), ("4.5", "number"), ("true", "boolean")],
 )
 def test_not_an_object_detail_names_the_json_type(judge: Judge, arguments: str, kind: str) -> None:
     outcome = judge("tool_arg_equals", "", [call("write_file", arguments)], arg="path", value="x")
@@ -510,7 +515,7 @@ def test_tool_arg_regex_details(judge: Judge) -> None:
 
 
 def test_tool_arg_refuses_an_empty_arg(make: Callable[..., Any]) -> None:
-    with pytest.raises(ValidationError, match="arg must not be empty"):
+    with pytest.raises(ValidationError, match="must not be empty"):
         make("tool_arg_equals", arg="", value=1)
 
 

@@ -171,34 +171,40 @@ def test_parse_arguments_never_raises(raw: Any) -> None:
 def test_normalise_tool_call_never_raises(raw: dict[str, Any], index: int) -> None:
     call = normalise_tool_call(raw, index)
     if call is not None:
-        assert call.name and isinstance(call.name, str)
+        assert isinstance(call.name, str)
+        assert call.name
         assert call.id
         assert (call.arguments_problem is None) == isinstance(call.arguments, dict)
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "[" * 100_000,
-        "{" * 100_000,
-        '{"a":' * 50_000,
-        "[" * 50_000 + "]" * 50_000,
-        "x" * 2_000_000 + "{",
-        "{ " * 500_000,
-        "```json\n" + "[" * 10_000,
-        "<think>" * 10_000 + "</think>" * 5_000 + "{}",
-    ],
-    ids=["brackets", "braces", "keys", "balanced", "long-prose", "spaced-braces", "fenced", "think"],
-)
+HUGE = [
+    "[" * 100_000,
+    "{" * 100_000,
+    '{"a":' * 50_000,
+    "[" * 50_000 + "]" * 50_000,
+    "x" * 2_000_000 + "{",
+    "{ " * 500_000,
+    "```json\n" + "[" * 10_000,
+    "<think>" * 10_000 + "</think>" * 5_000 + "{}",
+]
+HUGE_IDS = ["brackets", "braces", "keys", "balanced", "long-prose", "spaced-braces", "fenced", "think"]
+
+
+@pytest.mark.parametrize("text", HUGE, ids=HUGE_IDS)
 def test_huge_and_deeply_nested_text_is_handled_in_time(checks: list[CheckType[Any]], text: str) -> None:
     started = time.monotonic()
-    answer = Answer(strip_reasoning(text), (call_with(text),))
+    write = normalise_tool_call({"id": "c", "function": {"name": "write_file", "arguments": {"content": text}}}, 0)
+    answer = Answer(strip_reasoning(text), (write,) if write else ())
     statuses = {run_check(check, answer).status for check in checks}
     assert statuses <= STATUSES
     assert time.monotonic() - started < 30
 
 
-def call_with(arguments: str) -> ToolCall:
+@pytest.mark.parametrize("arguments", HUGE, ids=HUGE_IDS)
+def test_huge_and_deeply_nested_arguments_never_raise(arguments: str) -> None:
+    """Arguments as a JSON string nested past the recursion limit are a problem to report, not a crash."""
+    parsed, problem = parse_arguments(arguments)
+    assert (problem is None) == isinstance(parsed, dict)
     call = normalise_tool_call({"id": "c", "function": {"name": "write_file", "arguments": arguments}}, 0)
     assert call is not None
-    return call
+    assert call.name == "write_file"

@@ -176,7 +176,7 @@ def test_a_class_without_a_name_is_refused() -> None:
         def register_check_types(self, register: RegisterCheckType) -> None:
             register(type("Nameless", (CheckType,), {}))
 
-    with pytest.raises(PluginError, match="tsuka-nameless:main registered .* without a name"):
+    with pytest.raises(PluginError, match=r"tsuka-nameless:main registered .* without a name"):
         Registry.from_plugins([loaded(Nameless(), "tsuka-nameless")])
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tsuka_core import Category, category_score, round_half_up, test_score, tier_for, tier_rank
+from tsuka_core import Category, category_score, round_half_up, tier_for, tier_rank
+from tsuka_core import score_checks as score_of_test
 
 
 @pytest.mark.parametrize(
@@ -46,7 +47,7 @@ def test_round_half_up_other_places() -> None:
     ],
 )
 def test_test_score_is_weighted_and_rounded(results: list[tuple[float, bool]], score: float) -> None:
-    assert test_score(results) == score
+    assert score_of_test(results) == score
 
 
 @pytest.mark.parametrize(
@@ -105,15 +106,15 @@ def test_hand_computed_run_of_the_reference_shape() -> None:
                  -> (2 * 0.63 + 0.25 + 2 * 0.79) / 5 = 3.09 / 5 = 0.618 -> 0.62
     tier: toolCalling 0.62 >= 0.6 and json 0.9 >= 0.5 -> medium
     """
-    frase = test_score([(2, False), (1, True), (1, True), (1, True)])
-    lista = test_score([(2, True), (2, True), (1, True)])
-    prodotti = test_score([(3, True), (2, True), (1, True), (1, False), (1, True), (1, True), (2, True)])
-    annidato = test_score(
+    frase = score_of_test([(2, False), (1, True), (1, True), (1, True)])
+    lista = score_of_test([(2, True), (2, True), (1, True)])
+    prodotti = score_of_test([(3, True), (2, True), (1, True), (1, False), (1, True), (1, True), (2, True)])
+    annidato = score_of_test(
         [(3, True), (2, True), (2, False), (2, True), (2, True), (1, True)] + [(1, True)] * 5,
     )
-    catena = test_score([(2, True), (1, True), (2, True), (3, False)])
-    trappola = test_score([(3, False), (1, True)])
-    write_append = test_score([(2, True), (2, True), (2, True), (2, True), (2, True), (3, False), (1, True)])
+    catena = score_of_test([(2, True), (1, True), (2, True), (3, False)])
+    trappola = score_of_test([(3, False), (1, True)])
+    write_append = score_of_test([(2, True), (2, True), (2, True), (2, True), (2, True), (3, False), (1, True)])
     assert (frase, lista, prodotti, annidato) == (0.6, 1.0, 0.91, 0.88)
     assert (catena, trappola, write_append) == (0.63, 0.25, 0.79)
 

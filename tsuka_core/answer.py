@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import json_repair
+from tsuka_core.jsontools import MISSING, repair_json
 
 __all__ = ["Answer", "ToolCall", "normalise_tool_call", "parse_arguments", "strip_reasoning"]
 
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _THINK_OPEN = "<think>"
 _THINK_CLOSE = "</think>"
 
@@ -25,12 +23,30 @@ def strip_reasoning(content: str | None) -> str:
     """
     if not content:
         return ""
-    text = _THINK_BLOCK.sub("", content)
+    text = _without_think_blocks(content)
     if _THINK_OPEN in text:
         text = text[: text.index(_THINK_OPEN)]
     if _THINK_CLOSE in text:
         text = text[text.rindex(_THINK_CLOSE) + len(_THINK_CLOSE) :]
     return text.strip()
+
+
+def _without_think_blocks(content: str) -> str:
+    """Every ``<think>…</think>`` block removed, left to right, in linear time.
+
+    A regular expression (``<think>.*?</think>``) does the same but rescans to
+    the end from every unclosed ``<think>``: quadratic, minutes on hostile answers.
+    """
+    kept: list[str] = []
+    pos = 0
+    while (start := content.find(_THINK_OPEN, pos)) >= 0:
+        end = content.find(_THINK_CLOSE, start + len(_THINK_OPEN))
+        if end < 0:
+            break
+        kept.append(content[pos:start])
+        pos = end + len(_THINK_CLOSE)
+    kept.append(content[pos:])
+    return "".join(kept)
 
 
 def parse_arguments(raw: object) -> tuple[Any, str | None]:
@@ -45,12 +61,11 @@ def parse_arguments(raw: object) -> tuple[Any, str | None]:
             return {}, None
         try:
             value = json.loads(raw)
+        except RecursionError:
+            return None, "tool arguments are nested too deeply to read"
         except ValueError:
-            try:
-                value = json_repair.loads(raw)
-            except Exception:  # json-repair promises not to raise; never trust a parser with model output
-                return None, "tool arguments are not JSON"
-            if value == "" or value is None:
+            value = repair_json(raw)  # bounded in time; MISSING when it cannot
+            if value is MISSING or value == "" or value is None:
                 return None, "tool arguments are not JSON"
     if isinstance(value, dict):
         return value, None

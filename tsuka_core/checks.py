@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
@@ -135,6 +136,8 @@ class CheckType(Generic[P]):
 
     name: ClassVar[str]
     params_model: ClassVar[type[CheckParams]] = NoParams
+    example: ClassVar[Mapping[str, Any] | None] = None
+    """One check as written in a test file (``{"type": ..., ...}``), shown in the generated docs."""
 
     def __init__(self, params: P) -> None:
         self.params = params

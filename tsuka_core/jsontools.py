@@ -1,10 +1,22 @@
-"""JSON as checks need it: taking a value out of answer text, typed equality, type names, paths."""
+"""JSON as checks need it: taking a value out of answer text, typed equality, type names, paths.
+
+Model output is untrusted, so every way of reading JSON from it is bounded:
+strict parsing refuses nesting deeper than Python's recursion allows, scanning
+stops after :data:`MAX_SCAN_CHARS`, and json-repair (pure Python, and slow
+beyond measure on some inputs: seconds for a few hundred ``{``) runs under a
+budget of :data:`REPAIR_BUDGET` seconds, after which the text counts as not
+repairable.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+import sys
+import time
 from dataclasses import dataclass
+from functools import lru_cache
+from types import FrameType
 from typing import Any, Literal
 
 import jmespath
@@ -20,6 +32,7 @@ __all__ = [
     "json_equal",
     "json_type_name",
     "loads_strict",
+    "repair_json",
 ]
 
 Method = Literal["strict", "fenced", "extracted", "repaired"]
@@ -31,6 +44,8 @@ MAX_SCAN_CHARS = 1_000_000
 """Longest text that extraction scans for embedded JSON or repairs (bounded cost)."""
 MAX_CANDIDATES = 32
 """Most opening brackets tried as the start of embedded JSON."""
+REPAIR_BUDGET = 0.5
+"""Seconds one json-repair call may take before it is abandoned (read at call time, so tests may change it)."""
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _PLAIN_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[-?\d+\]|\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -84,15 +99,52 @@ def _embedded(text: str) -> Any:
     return MISSING
 
 
+class _OverBudget(BaseException):
+    """Raised inside json-repair when its time is up (a BaseException, so no ``except Exception`` there eats it)."""
+
+
+def repair_json(text: str) -> Any:
+    """``json_repair.loads(text)`` within :data:`REPAIR_BUDGET` seconds; :data:`MISSING` when it fails or runs out.
+
+    The budget is enforced by a profile hook on this thread that checks the
+    clock every few hundred calls and raises inside the repair when it is past;
+    any profiler already set on the thread is put back afterwards.
+    """
+    deadline = time.monotonic() + REPAIR_BUDGET
+    calls = 0
+
+    def guard(frame: FrameType, event: str, arg: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls % 256 == 0 and time.monotonic() > deadline:
+            raise _OverBudget
+
+    previous = sys.getprofile()
+    sys.setprofile(guard)
+    try:
+        return json_repair.loads(text)
+    except _OverBudget:
+        return MISSING
+    except Exception:  # json-repair on hostile input: a failure to repair is not a crash
+        return MISSING
+    finally:
+        sys.setprofile(previous)
+
+
 def _repaired(text: str) -> Any:
+    """A repair of the text from its first bracket, kept only when it is a non-empty value of that bracket's kind.
+
+    json-repair turns prose after a stray ``{`` into an array of strings
+    (``{bad idea`` gives ``["bad idea"]``); an object that comes back as an
+    array was never JSON.
+    """
     starts = [p for p in (text.find("{"), text.find("[")) if p >= 0]
     if not starts:
         return MISSING
-    try:
-        value = json_repair.loads(text[min(starts) :])
-    except Exception:  # json-repair on hostile input: a failure to repair is not a crash
-        return MISSING
-    if isinstance(value, (dict, list)) and value:
+    start = min(starts)
+    value = repair_json(text[start:])
+    kind = dict if text[start] == "{" else list
+    if isinstance(value, kind) and value:
         return value
     return MISSING
 
@@ -102,9 +154,16 @@ def extract_json(text: str) -> ExtractedJson | None:
 
     Tried in order: the whole text (``strict``), one fenced code block
     (``fenced``), a JSON object or array inside prose (``extracted``), and a
-    json-repair of the text from its first bracket (``repaired``). Plain prose
-    never yields a value.
+    json-repair of the text from its first bracket (``repaired``, within
+    :data:`REPAIR_BUDGET`). Plain prose never yields a value. The last text's
+    result is kept, so the several JSON checks of one step read the answer once;
+    treat the value as read-only.
     """
+    return _extract_cached(text)
+
+
+@lru_cache(maxsize=1)
+def _extract_cached(text: str) -> ExtractedJson | None:
     stripped = text.strip()
     ok, value = _try_strict(stripped)
     if ok:

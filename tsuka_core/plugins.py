@@ -66,7 +66,8 @@ def discover(env: str | None = None, *, use_environ: bool = True) -> list[Loaded
     seen: set[str] = set()
     for ep in sorted(metadata.entry_points(group=hookspecs.PROJECT), key=lambda e: (e.value, e.name)):
         dist = ep.dist
-        dist_name = dist.metadata["Name"] if dist is not None else "unknown"
+        meta = dist.metadata if dist is not None else None  # parsed once: name and version both come from it
+        dist_name = meta["Name"] if meta is not None else "unknown"
         normal = _normal(dist_name)
         if wanted is not None and normal != BUILTIN_DISTRIBUTION and normal not in wanted:
             continue
@@ -81,7 +82,7 @@ def discover(env: str | None = None, *, use_environ: bool = True) -> list[Loaded
                 f"plugin {ep.name!r} of distribution {dist_name!r} failed to import: "
                 f"{type(exc).__name__}: {exc}; set {LOAD_ENV} to the plugins to load without it"
             ) from exc
-        version = dist.version if dist is not None else "?"
+        version = meta["Version"] if meta is not None else "?"
         loaded.append(LoadedPlugin(ep.name, dist_name, version, obj))
     if wanted:
         missing = wanted - {_normal(p.distribution) for p in loaded} - {BUILTIN_DISTRIBUTION}

@@ -54,7 +54,7 @@ class Registry:
         try:
             pm.check_pending()
         except pluggy.PluginValidationError as exc:
-            raise PluginError(f"{exc.plugin}: {exc}") from exc
+            raise PluginError(f"plugin {pm.get_name(exc.plugin) or exc.plugin}: {exc}") from exc
         registry = cls(plugins)
         for plugin in plugins:
             others = [p.plugin for p in plugins if p is not plugin]

@@ -14,7 +14,7 @@ from tsuka_core.errors import RequestError
 from tsuka_core.model import Step, Test
 from tsuka_core.outcome import Outcome
 from tsuka_core.results import CheckResult, StepResult, TestResult
-from tsuka_core.scoring import test_score
+from tsuka_core.scoring import score_checks
 
 __all__ = ["assistant_tool_message", "run_test"]
 
@@ -45,7 +45,7 @@ def _errored(test: Test, results: list[StepResult], index: int, request: ChatReq
 
 
 def _score(steps: list[StepResult]) -> float:
-    return test_score((c.weight, c.outcome.passed) for s in steps for c in s.checks)
+    return score_checks((c.weight, c.outcome.passed) for s in steps for c in s.checks)
 
 
 async def run_test(

@@ -8,7 +8,7 @@ from typing import Literal
 
 from tsuka_core.model import CATEGORIES, Category
 
-__all__ = ["TIERS", "Tier", "category_score", "round_half_up", "test_score", "tier_for", "tier_rank"]
+__all__ = ["TIERS", "Tier", "category_score", "round_half_up", "score_checks", "tier_for", "tier_rank"]
 
 Tier = Literal["small", "medium", "large"]
 TIERS: tuple[Tier, ...] = ("small", "medium", "large")
@@ -21,7 +21,7 @@ def round_half_up(value: float, places: int = 2) -> float:
     return float(cleaned.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
 
 
-def test_score(results: Iterable[tuple[float, bool]]) -> float:
+def score_checks(results: Iterable[tuple[float, bool]]) -> float:
     """Weights of passed checks over weights of all checks, from ``(weight, passed)`` pairs."""
     pairs = list(results)
     total = sum(weight for weight, _ in pairs)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import difflib
 import os
-from collections.abc import Sequence
+import ssl
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,13 +38,18 @@ class RunOptions:
 
 @dataclass
 class RunReport:
-    """What a run measured, stored and could not measure."""
+    """What a run measured, stored and could not measure.
+
+    Its repr leaves out the suite and the results: ``asyncio.run`` formats the
+    main task's result when it ends, which for a full repr took seconds at
+    2,000 tests.
+    """
 
     backend: str
     provider: str
-    suite: Suite
-    sweeps: list[ModelSweep] = field(default_factory=list)
-    profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
+    suite: Suite = field(repr=False)
+    sweeps: list[ModelSweep] = field(default_factory=list, repr=False)
+    profiles: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     """The profiles written to the store, by ``model@effort`` key, exactly as written."""
     recommendations: dict[str, str] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)
@@ -65,9 +71,88 @@ def choose_backend(name: str | None, config: BackendConfig) -> str:
 
 
 def make_client(concurrency: int, timeout: float) -> httpx.AsyncClient:
-    """The run's one HTTP client, its pool sized to the concurrency."""
+    """The run's one HTTP client: a keep-alive connection per request in flight, at most ``concurrency`` kept."""
     limits = httpx.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
-    return httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)))
+    return httpx.AsyncClient(
+        transport=WorkerTransport(),
+        limits=limits,
+        timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)),
+    )
+
+
+class WorkerTransport(httpx.AsyncBaseTransport):
+    """A transport that gives each request in flight a one-connection pool of its own.
+
+    One shared httpcore pool scans all of its connections on every request, so
+    its cost per request grows with the concurrency (measured in
+    ``docs/performance.md``); a pool per worker costs the same at any
+    concurrency. Pools are made on demand, so there are never more than the
+    requests ever in flight at once, and are reused last-in first-out. Pools for
+    ``https`` share one SSL context, made when the first one is needed; pools
+    for ``http`` never hold a verifying one (loading the CA bundle costs tens of
+    milliseconds a plain-HTTP run does not need).
+    """
+
+    def __init__(self) -> None:
+        self._idle: dict[str, list[httpx.AsyncHTTPTransport]] = {}
+        self._every: list[httpx.AsyncHTTPTransport] = []
+        self._ssl: ssl.SSLContext | None = None
+
+    def _pool(self, scheme: str) -> httpx.AsyncHTTPTransport:
+        idle = self._idle.get(scheme)
+        if idle:
+            return idle.pop()
+        if scheme == "https":
+            self._ssl = self._ssl or httpx.create_ssl_context()
+            verify: ssl.SSLContext | bool = self._ssl
+        else:
+            verify = False  # never used: this pool only ever carries plain-HTTP requests
+        pool = httpx.AsyncHTTPTransport(verify=verify, limits=httpx.Limits(max_connections=1))
+        self._every.append(pool)
+        return pool
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request`` on an idle pool of its scheme; the pool is idle again once the response is closed."""
+        scheme = request.url.scheme
+        pool = self._pool(scheme)
+
+        def release() -> None:
+            self._idle.setdefault(scheme, []).append(pool)
+
+        try:
+            response = await pool.handle_async_request(request)
+        except BaseException:
+            release()
+            raise
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        response.stream = _Releasing(response.stream, release)
+        return response
+
+    async def aclose(self) -> None:
+        """Close every pool."""
+        pools, self._every, self._idle = self._every, [], {}
+        for pool in pools:
+            await pool.aclose()
+
+
+class _Releasing(httpx.AsyncByteStream):
+    """A response body that hands its pool back once, when it is closed."""
+
+    def __init__(self, stream: httpx.AsyncByteStream, release: Callable[[], None]) -> None:
+        self._stream, self._release = stream, release
+        self._released = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._stream:
+            yield chunk
+
+    async def aclose(self) -> None:
+        try:
+            await self._stream.aclose()
+        finally:
+            if not self._released:
+                self._released = True
+                self._release()
 
 
 def make_backend(registry: Registry, name: str, config: BackendConfig, client: httpx.AsyncClient) -> Backend:

@@ -250,11 +250,16 @@ class StoreData:
 class ProfileStore:
     """``models_profile.json``: read it, or merge profiles into it under a lock with an atomic replace."""
 
-    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, lock_timeout: float | None = None) -> None:
         self.path = Path(path)
-        self.lock_timeout = lock_timeout
+        self._lock_timeout = lock_timeout
         self._target = Path(os.path.realpath(self.path))
         """The file written: a symbolic link's target is replaced, not the link."""
+
+    @property
+    def lock_timeout(self) -> float:
+        """Seconds a write waits for the lock: the one given, else :data:`DEFAULT_LOCK_TIMEOUT` as it is now."""
+        return DEFAULT_LOCK_TIMEOUT if self._lock_timeout is None else self._lock_timeout
 
     @property
     def lock_path(self) -> Path:
@@ -279,6 +284,26 @@ class ProfileStore:
             raw.setdefault("profiles", {}).update(profiles)
             raw.setdefault("recommendations", {}).update(recommendations)
             self._write(dumps_store(raw))
+
+    def check_writable(self) -> None:
+        """Raise StoreError now when a write would fail for want of permission: a missing or read-only folder or file.
+
+        A run calls it before it measures anything, so that no measurement is
+        made for a store that cannot take it. It creates and removes a probe
+        file beside the store; the store itself is not touched.
+        """
+        folder = self._target.parent
+        if not folder.is_dir():
+            raise StoreError(f"cannot write {self.path}: folder {folder} does not exist; create it first")
+        if self._target.exists() and not os.access(self._target, os.W_OK):
+            raise StoreError(f"cannot write {self.path}: the file is read-only; nothing was written")
+        probe = folder / f".{self._target.name}.{secrets.token_hex(6)}.probe"
+        try:
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except OSError as exc:
+            raise StoreError(self._unwritable(exc)) from None
+        with suppress(OSError):
+            probe.unlink()
 
     def _load(self) -> dict[str, Any] | None:
         try:
@@ -323,6 +348,7 @@ class ProfileStore:
         target = self._target
         if target.exists() and not os.access(target, os.W_OK):
             raise StoreError(f"cannot write {self.path}: the file is read-only; nothing was written")
+        _remove_leftovers(target)
         temp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
         try:
             _write_synced(temp, text.encode("utf-8"), _mode_of(target))
@@ -359,6 +385,20 @@ def _json_kind(value: object) -> str:
     if value is None or isinstance(value, bool):
         return json.dumps(value)
     return "a number" if isinstance(value, int | float) else "an object"
+
+
+def _remove_leftovers(target: Path) -> None:
+    """Delete temporary files that writers killed mid-write left beside ``target``.
+
+    Safe only under the store's lock: every writer creates its temporary file
+    while holding it, so any such file seen by the holder belongs to a dead writer.
+    """
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.[0-9a-f]{{12}}\.tmp")
+    with suppress(OSError):
+        for entry in os.scandir(target.parent):
+            if pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                with suppress(OSError):
+                    os.unlink(entry.path)
 
 
 def _mode_of(target: Path) -> int | None:

@@ -44,8 +44,7 @@ def level_result(
 ) -> LevelResult:
     """Score one level's test results into a LevelResult (errored tests count 0 and mark it incomplete)."""
     scores = {c: category_score([(t.test.weight, t.score) for t in tests if t.test.category == c]) for c in CATEGORIES}
-    extra_fn = getattr(backend, "profile_extra", None)
-    extra: dict[str, Any] = extra_fn() if callable(extra_fn) else {}
+    extra = backend.profile_extra(model, effort if applied else None)
     return LevelResult(
         model=model,
         effort=effort,

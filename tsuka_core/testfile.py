@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -70,6 +71,9 @@ class _Parser:
         loc = f"{where}.weight" if where else "weight"
         if not _is_number(value):
             self.problem(loc, f"must be a number > 0, got {json_type_name(value)}")
+            return 1
+        if not math.isfinite(value):
+            self.problem(loc, f"must be a finite number > 0, got {value}")
             return 1
         if not value > 0:
             self.problem(loc, f"must be > 0, got {value}")

@@ -49,7 +49,8 @@ class BackendConfig:
     """Seconds one request may take."""
     retries: int = 3
     """How many times a retryable failure is tried again."""
-    max_tokens: int = 8192
+    max_tokens: int | None = None
+    """Completion token limit per request; ``None`` means the backend's own default."""
     temperature: float | None = None
     seed: int | None = None
     options: Mapping[str, str] = field(default_factory=dict)
@@ -120,6 +121,15 @@ class Backend:
     def effort_params(self, effort: Effort) -> dict[str, Any]:
         """The request fields that apply ``effort`` (the OpenAI backend: ``reasoning_effort``)."""
         del effort
+        return {}
+
+    def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
+        """Facts to store with the profile of ``model`` at ``effort`` (``None``: not applied); default none.
+
+        Keys must not be the reference profile's own fields. The embedded backend
+        records its pinned sampling here.
+        """
+        del model, effort
         return {}
 
     async def list_models(self) -> list[str]:

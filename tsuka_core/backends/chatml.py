@@ -17,8 +17,10 @@ matching ``<tool_call>``. Example values come from the schema (``enum``,
 ``default``, else by type: ``"abc"``, ``1``, ``1.5``, ``true``, ``[]``, ``{}``).
 
 Earlier assistant tool calls are rendered back in the same syntax, one per
-line after any text; a tool result becomes a ``tool`` turn,
-``<tool_response>…</tool_response>``.
+line after any text; a tool result becomes a ``tool`` turn holding the result
+text as it is. (SmolLM2-135M only copied the result back when it was wrapped in
+``<tool_response>`` tags, in a ``tool`` or a ``user`` turn; bare, it went on
+to the next call in the reference suite's two-step tests.)
 
 Parsing follows what Ollama and vLLM do for Hermes-style models: reasoning is
 removed first (a call inside ``<think>`` is not a call), then every
@@ -161,7 +163,8 @@ def example_exchange(tool: Mapping[str, Any]) -> tuple[str, str]:
     arguments = {argument: _example_value(properties[argument]) for argument in required}
     ask = f"Use the tool {name}"
     if arguments:
-        ask += " with " + ", ".join(f"{key} {json.dumps(value, ensure_ascii=False)}" for key, value in arguments.items())
+        pairs = (f"{key} {json.dumps(value, ensure_ascii=False)}" for key, value in arguments.items())
+        ask += " with " + ", ".join(pairs)
     return ask, render_tool_call(name, arguments)
 
 
@@ -187,8 +190,6 @@ def _render_message(message: Mapping[str, Any]) -> str:
     role = str(message.get("role", "user"))
     if role == "assistant":
         return _turn(role, _assistant_text(message))
-    if role == "tool":
-        return _turn(role, f"<tool_response>{_content_text(message.get('content'))}</tool_response>")
     return _turn(role, _content_text(message.get("content")))
 
 
@@ -236,8 +237,9 @@ def _read_call(body: str) -> tuple[str, object] | None:
 def _tool_call(name: str, raw_arguments: object, index: int) -> ToolCall:
     arguments, problem = parse_arguments(raw_arguments)
     text = raw_arguments if isinstance(raw_arguments, str) else json.dumps(raw_arguments, ensure_ascii=False)
-    raw = {"id": f"call_{index}", "type": "function", "function": {"name": name, "arguments": text}}
-    return ToolCall(id=raw["id"], name=name, arguments=arguments, arguments_problem=problem, raw=raw)
+    call_id = f"call_{index}"
+    raw = {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+    return ToolCall(id=call_id, name=name, arguments=arguments, arguments_problem=problem, raw=raw)
 
 
 def parse_tool_calls(content: str | None) -> tuple[str, tuple[ToolCall, ...]]:

@@ -14,7 +14,9 @@ through the ``httpx.AsyncClient`` the engine gives it:
   replacement characters.
 
 Every message names the request by its redacted URL, and any ``secrets`` given
-(an API key) are masked in it.
+(an API key, the credentials of :func:`url_secrets`) are masked in it. httpx's
+own log lines (``HTTP Request: POST <url>``, logger ``httpx``) show the URL
+redacted too, for whoever turns logging on.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import logging
 import math
 import random
 import re
@@ -47,6 +50,7 @@ __all__ = [
     "request_json",
     "retry_after_seconds",
     "server_message",
+    "url_secrets",
 ]
 
 BACKOFF_BASE = 0.5
@@ -60,6 +64,7 @@ MAX_BODY_BYTES = 32 * 1024 * 1024
 
 _ERROR_BODY_BYTES = 64 * 1024
 _MESSAGE_CHARS = 300
+_MIN_SECRET_CHARS = 4
 _RETRY_STATUSES = frozenset({408, 429})
 _SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token"})
 _TAG = re.compile(r"<[^>]*>")
@@ -125,6 +130,35 @@ def redact_url(url: str) -> str:
     netloc = parts.netloc.rpartition("@")[2]
     kept = [p for p in parts.query.split("&") if p and unquote(p.split("=")[0]).lower() not in _SECRET_PARAMS]
     return urlunsplit((parts.scheme, netloc, parts.path, "&".join(kept), parts.fragment))
+
+
+def url_secrets(url: str) -> list[str]:
+    """What :func:`redact_url` hides in ``url``: the password and the values of secret query parameters.
+
+    Both as written and percent-decoded, for masking them wherever a server echoes them back.
+    """
+    try:
+        parts = urlsplit(url)
+        found = [parts.password or ""]
+    except ValueError:
+        return []
+    for pair in parts.query.split("&"):
+        name, _, value = pair.partition("=")
+        if unquote(name).lower() in _SECRET_PARAMS:
+            found.append(value)
+    return [s for secret in found if secret for s in dict.fromkeys((secret, unquote(secret)))]
+
+
+class _RedactUrls(logging.Filter):
+    """Shows every URL in a log record's arguments redacted (httpx logs each request's full URL)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact_url(str(a)) if isinstance(a, httpx.URL) else a for a in record.args)
+        return True
+
+
+logging.getLogger("httpx").addFilter(_RedactUrls())
 
 
 def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
@@ -197,9 +231,15 @@ def _one_line(text: str, limit: int = _MESSAGE_CHARS) -> str:
 
 
 def _mask(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every secret (and its white-space-stripped form) replaced by ``***``.
+
+    Forms shorter than :data:`_MIN_SECRET_CHARS` are left alone: masking every ``a``
+    of a message would hide the message, not a secret.
+    """
     for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
+        for form in dict.fromkeys((secret, secret.strip())):
+            if len(form) >= _MIN_SECRET_CHARS:
+                text = text.replace(form, "***")
     return text
 
 
@@ -282,6 +322,10 @@ async def _exchange(client: httpx.AsyncClient, call: _Call) -> _Exchange:
         raise _TransientError(RequestError(f"{call.label}: {_transport_reason(exc)}", retryable=True)) from exc
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise RequestError(f"{call.label}: {_transport_reason(exc)}") from exc
+    except UnicodeEncodeError as exc:  # a header or the URL holds what HTTP cannot carry; never echo the value
+        raise RequestError(
+            f"{call.label}: a header or the URL holds a character HTTP cannot send ({exc.reason})"
+        ) from None
     _check_status(exchange, call.label)
     return exchange
 

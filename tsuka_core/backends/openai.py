@@ -21,7 +21,7 @@ from tsuka_core.backends.base import (
     EffortRejected,
     estimate_tokens,
 )
-from tsuka_core.backends.http import JsonReply, StatusError, redact_url, request_json
+from tsuka_core.backends.http import JsonReply, StatusError, redact_url, request_json, url_secrets
 from tsuka_core.errors import BackendError, RequestError
 
 __all__ = ["OpenAIBackend", "is_effort_rejection", "outgoing_message", "parse_completion"]
@@ -32,6 +32,8 @@ _REASONING_REFUSAL = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _NOT_SENT_BACK = ("reasoning_content", "reasoning")
+DEFAULT_MAX_TOKENS = 8192
+"""Completion token limit per request unless the user sets one (reasoning models need room)."""
 
 
 def is_effort_rejection(status: int | None, message: str) -> bool:
@@ -59,13 +61,14 @@ class OpenAIBackend(Backend):
         base_url = (config.base_url or os.environ.get("OPENAI_BASE_URL") or "").strip()
         if not base_url:
             raise BackendError("backend 'openai' needs a base URL: pass --base-url or set OPENAI_BASE_URL")
-        if _scheme(base_url) not in ("http", "https"):
+        if not _usable_url(base_url):
             raise BackendError(
                 f"backend 'openai' needs a valid http:// or https:// base URL, got {redact_url(base_url)!r}: "
                 "pass --base-url or set OPENAI_BASE_URL"
             )
         self.base_url = base_url.rstrip("/")
-        self.api_key = config.api_key or os.environ.get("OPENAI_API_KEY") or None
+        self.api_key = _checked_key((config.api_key or os.environ.get("OPENAI_API_KEY") or "").strip()) or None
+        self._secrets = [*([self.api_key] if self.api_key else []), *url_secrets(self.base_url)]
 
     @property
     def provider(self) -> str:
@@ -108,7 +111,7 @@ class OpenAIBackend(Backend):
         body: dict[str, Any] = {
             "model": request.model,
             "messages": [outgoing_message(message) for message in request.messages],
-            "max_tokens": self.config.max_tokens,
+            "max_tokens": self.config.max_tokens or DEFAULT_MAX_TOKENS,
         }
         if request.tools:
             body["tools"] = [{k: v for k, v in tool.items() if k != "requiredTier"} for tool in request.tools]
@@ -134,7 +137,7 @@ class OpenAIBackend(Backend):
                 headers=headers,
                 retries=self.config.retries,
                 timeout=self.config.timeout,
-                secrets=[self.api_key] if self.api_key else [],
+                secrets=self._secrets,
             )
         except StatusError as error:
             if error.status == 404:
@@ -235,11 +238,26 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def _scheme(url: str) -> str:
+def _usable_url(url: str) -> bool:
+    """True for an http(s) URL with a host and, if any, a port in range."""
     try:
-        return urlsplit(url).scheme
+        parts = urlsplit(url)
+        _port = parts.port  # raises ValueError when out of range or not a number
     except ValueError:
-        return ""
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+def _checked_key(key: str) -> str:
+    """``key`` (surrounding white space already stripped) if HTTP can carry it in a header; never echoes it."""
+    for position, char in enumerate(key, start=1):
+        if not "!" <= char <= "~":
+            what = "a non-ASCII character" if ord(char) > 127 else "a space" if char == " " else "a control character"
+            raise BackendError(
+                f"the API key (OPENAI_API_KEY) holds {what} at position {position}, which cannot be sent in an "
+                "HTTP header: check that its value was copied whole and nothing else"
+            )
+    return key
 
 
 def _join(base_url: str, path: str) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+
 from tsuka_core.cli.display import console, level_summary, tier_text
 from tsuka_core.results import LevelResult
 from tsuka_core.session import RunReport
@@ -15,15 +17,16 @@ __all__ = ["print_report", "report_json"]
 def print_report(report: RunReport, store_path: Path, *, to_stderr: bool = False) -> None:
     """Print every level's summary, the recommendations, what was stored and what failed."""
     out = console(stderr=to_stderr)
-    out.print(
+    lines: list[Text | str] = [
         f"[dim]backend {report.backend} at {report.provider}, suite {report.suite.path} ({report.suite.hash})[/dim]"
-    )
+    ]
     for swept in report.sweeps:
         for level in swept.levels:
-            out.print()
-            for line in level_summary(level):
-                out.print(line)
-    out.print()
+            lines.append("")
+            lines.extend(level_summary(level))
+    lines.append("")
+    # One print of every line: rich's fixed cost per print call was most of the time at thousands of tests.
+    out.print(*lines, sep="\n")
     for swept in report.sweeps:
         for note in swept.notes:
             out.print(f"[yellow]note:[/yellow] {note}")

