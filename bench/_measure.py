@@ -13,15 +13,25 @@ import selectors
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Capacity", "LoopbackProcess", "Sample", "measure_capacity", "run_process", "server_stats"]
+__all__ = [
+    "POOL_HEAD",
+    "Capacity",
+    "LoopbackProcess",
+    "PoolResult",
+    "Sample",
+    "measure_capacity",
+    "measure_pool",
+    "run_process",
+    "server_stats",
+]
 
 SERVER_SCRIPT = Path(__file__).with_name("_server.py")
+LAUNCH_SCRIPT = Path(__file__).with_name("_launch.py")
 
 
 @dataclass(frozen=True)
@@ -43,31 +53,26 @@ def run_process(
     stderr: Path | None = None,
     timeout: float = 600.0,
 ) -> Sample:
-    """Run ``argv`` to its end and measure it with ``wait4`` (the process is killed past ``timeout``)."""
-    out = open(stdout, "wb") if stdout else subprocess.DEVNULL  # noqa: SIM115  (closed below)
-    err = open(stderr, "wb") if stderr else subprocess.DEVNULL  # noqa: SIM115
+    """Run ``argv`` to its end through ``_launch.py`` and return its measures (killed past ``timeout``).
+
+    The launcher, a small process, spawns the command: measured straight from
+    this process, the peak RSS would start from this process's own memory.
+    """
+    result = cwd / ".launch.json"
+    result.unlink(missing_ok=True)
+    launcher = [sys.executable, str(LAUNCH_SCRIPT), str(result), str(stdout or os.devnull), str(stderr or os.devnull)]
+    proc = subprocess.Popen([*launcher, str(timeout), "--", *argv], env=dict(env), cwd=cwd, start_new_session=True)
     try:
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        watchdog = threading.Timer(timeout, _kill, (proc.pid,))
-        watchdog.start()
-        try:
-            _pid, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            watchdog.cancel()
-        wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    finally:
-        for handle in (out, err):
-            if not isinstance(handle, int):
-                handle.close()
-    rss_mb = usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 1024 / 1024
-    return Sample(wall, usage.ru_utime + usage.ru_stime, rss_mb, proc.returncode)
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
+        proc.wait()
+    except BaseException:  # interrupted: the launcher and the command go together (their own process group)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    if proc.returncode != 0 or not result.exists():
+        raise RuntimeError(f"the launcher failed (status {proc.returncode}) for {' '.join(argv)}")
+    data = json.loads(result.read_text())
+    return Sample(float(data["wall"]), float(data["cpu"]), float(data["rss_mb"]), int(data["returncode"]))
 
 
 class LoopbackProcess:
@@ -233,3 +238,56 @@ def measure_capacity(port: int, connections: int, latency_ms: int, per_connectio
     p50 = times[len(times) // 2] * 1000
     p99 = times[min(len(times) - 1, int(len(times) * 0.99))] * 1000
     return Capacity(connections, latency_ms, len(times), elapsed[0], p50, p99, stats["max_in_flight"])
+
+
+# --- the HTTP client alone: one shared pool against tsuka's client ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolResult:
+    """Requests through one HTTP client at some concurrency: rate and CPU per request (of this process)."""
+
+    label: str
+    concurrency: int
+    requests: int
+    seconds: float
+    cpu: float
+
+    def line(self) -> str:
+        """One line for the report."""
+        rate = self.requests / self.seconds if self.seconds > 0 else 0.0
+        per = self.cpu / self.requests * 1e6 if self.requests else 0.0
+        return f"{self.label:<34}{self.concurrency:>5}{self.requests:>7}{rate:>9.0f}{per:>11.0f}"
+
+
+POOL_HEAD = f"{'http client (latency 0)':<34}{'C':>5}{'req':>7}{'req/s':>9}{'cpu_us/req':>11}"
+
+
+def measure_pool(port: int, label: str, concurrency: int, requests: int, body: bytes, *, shared: bool) -> PoolResult:
+    """``requests`` POSTs by ``concurrency`` workers through one client: a shared pool, or tsuka's ``make_client``."""
+    import httpx
+
+    from tsuka_core.session import make_client
+
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    headers = {"content-type": "application/json"}
+
+    async def drive() -> None:
+        if shared:
+            limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+            client = httpx.AsyncClient(limits=limits, timeout=60.0)
+        else:
+            client = make_client(concurrency, 60.0)
+        async with client:
+
+            async def worker(count: int) -> None:
+                for _ in range(count):
+                    response = await client.post(url, content=body, headers=headers)
+                    response.raise_for_status()
+
+            share, extra = divmod(requests, concurrency)
+            await asyncio.gather(*(worker(share + (i < extra)) for i in range(concurrency)))
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    asyncio.run(drive())
+    return PoolResult(label, concurrency, requests, time.perf_counter() - wall, time.process_time() - cpu)

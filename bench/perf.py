@@ -32,6 +32,7 @@ import math
 import os
 import platform
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -43,7 +44,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _measure import Capacity, LoopbackProcess, Sample, measure_capacity, run_process, server_stats
+from _measure import (
+    POOL_HEAD,
+    Capacity,
+    LoopbackProcess,
+    PoolResult,
+    Sample,
+    measure_capacity,
+    measure_pool,
+    run_process,
+    server_stats,
+)
 from _suite import write_suite
 
 FORMAT_VERSION = 1
@@ -65,6 +76,8 @@ class Row:
     concurrency: int
     samples: list[Sample] = field(default_factory=list)
     max_in_flight: int = 0
+    failure: str = ""
+    """Why the row could not be measured (empty when it was)."""
 
     @property
     def wall(self) -> float:
@@ -126,6 +139,7 @@ class Bench:
     rows: list[Row] = field(default_factory=list)
     startups: list[Startup] = field(default_factory=list)
     capacities: list[Capacity] = field(default_factory=list)
+    pools: list[PoolResult] = field(default_factory=list)
     suites: dict[int, Path] = field(default_factory=dict)
 
     def suite(self, n: int) -> Path:
@@ -187,26 +201,33 @@ def measure_run(bench: Bench, server: LoopbackProcess, row: Row) -> None:
     """Run ``tsuka run`` once for ``row`` and add the sample, checking it really sent every request."""
     argv = run_argv(bench, server, row.mode, row.n, row.latency_ms, row.concurrency)
     (bench.tmp / "profiles.json").unlink(missing_ok=True)
+    shutil.rmtree(bench.tmp / ".tsuka", ignore_errors=True)  # the run history beside the store: each run starts empty
     server_stats(server.port, reset=True)
     timeout = 120.0 + 3 * row.ideal
     out, err = bench.tmp / "run.out", bench.tmp / "run.err"
     sample = run_process(argv, env=bench.env, cwd=bench.tmp, stdout=out, stderr=err, timeout=timeout)
     stats = server_stats(server.port)
     if sample.returncode != 0 or stats["chat"] != row.requests:
-        tail = err.read_text(errors="replace").splitlines()[-5:]
-        raise SystemExit(
-            f"perf: {' '.join(argv)} exited {sample.returncode} after {stats['chat']} of {row.requests} requests:\n"
-            + "\n".join(tail)
+        tail = err.read_text(errors="replace").strip().splitlines()[-1:]
+        raise RunFailedError(
+            f"exited {sample.returncode} after {stats['chat']} of {row.requests} requests: {' '.join(tail)[:200]}"
         )
     row.samples.append(sample)
     row.max_in_flight = max(row.max_in_flight, stats["max_in_flight"])
 
 
+class RunFailedError(Exception):
+    """A measured run did not complete (its row is reported as failed)."""
+
+
 def measure_rows(bench: Bench, server: LoopbackProcess, rows: Sequence[Row], repeats: int) -> None:
-    """Measure each row ``repeats`` times, printing each row as it completes."""
+    """Measure each row ``repeats`` times, printing each row as it completes (or why it failed)."""
     for row in rows:
-        for _ in range(repeats):
-            measure_run(bench, server, row)
+        try:
+            for _ in range(repeats):
+                measure_run(bench, server, row)
+        except RunFailedError as failure:
+            row.failure = str(failure)
         bench.rows.append(row)
         print(format_row(row), flush=True)
 
@@ -271,13 +292,24 @@ def chat_body() -> bytes:
 
 
 def measure_server(bench: Bench, server: LoopbackProcess, quick: bool) -> None:
-    """Check the loopback server can hold more than the largest concurrency in flight, and its request rate."""
+    """The loopback server's own numbers: its latency alone, hundreds of requests in flight, its request rate."""
     top = max(256, *bench.args.concurrency)
-    plans = [(top, 200, 3 if quick else 5), (16, 0, 300 if quick else 1000)]
+    plans = [(1, 200, 10 if quick else 20), (top, 200, 3 if quick else 5), (16, 0, 300 if quick else 1000)]
     for connections, latency, each in plans:
         capacity = measure_capacity(server.port, connections, latency, each, chat_body())
         bench.capacities.append(capacity)
         print(f"server: {capacity.line()}", flush=True)
+
+
+def measure_pools(bench: Bench, server: LoopbackProcess, quick: bool) -> None:
+    """The HTTP client alone at latency 0: one shared pool of C connections against tsuka's client, per C."""
+    print(POOL_HEAD)
+    for concurrency in (16, 64, 256):
+        requests = max(500 if quick else 1000, 4 * concurrency)
+        for label, shared in (("httpx, one shared pool of C", True), ("tsuka make_client (pool per worker)", False)):
+            result = measure_pool(server.port, label, concurrency, requests, chat_body(), shared=shared)
+            bench.pools.append(result)
+            print(result.line(), flush=True)
 
 
 # --- output ---------------------------------------------------------------------------------------------------------
@@ -290,7 +322,10 @@ STARTUP_HEAD = f"{'start-up':<40}{'wall_s':>8}{'cpu_s':>8}{'rss_MB':>8}{'runs':>
 
 
 def format_row(row: Row) -> str:
-    """One table line for a run configuration."""
+    """One table line for a run configuration (``FAILED`` and the cause when it could not be measured)."""
+    if row.failure or not row.samples:
+        head = f"{row.mode:<6}{row.n:>6}{row.requests:>7}{row.latency_ms:>7}{row.concurrency:>5}"
+        return f"{head}  FAILED {row.failure}"
     ratio = f"{row.ratio:7.3f}" if row.ratio is not None else f"{'-':>7}"
     return (
         f"{row.mode:<6}{row.n:>6}{row.requests:>7}{row.latency_ms:>7}{row.concurrency:>5}{row.wall:>9.3f}"
@@ -324,6 +359,16 @@ def machine() -> str:
     )
 
 
+def calibration() -> str:
+    """A fixed pure-Python loop timed here: CPU seconds, and wall over CPU (above 1: the core is shared)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    total = 0
+    for i in range(3_000_000):
+        total += i & 7
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return f"3M-step loop {cpu:.3f} s CPU, wall/CPU {wall / max(cpu, 1e-9):.2f}"
+
+
 def load_average() -> str:
     """The 1-minute load average (other work on the machine makes the numbers noisy)."""
     try:
@@ -341,7 +386,9 @@ def find_row(bench: Bench, mode: str, n: int, latency: int, concurrency: int) ->
         (
             r
             for r in bench.rows
-            if (r.mode, r.n, r.latency_ms, r.concurrency) == (mode, n, latency, concurrency) and r.samples
+            if (r.mode, r.n, r.latency_ms, r.concurrency) == (mode, n, latency, concurrency)
+            and r.samples
+            and not r.failure
         ),
         None,
     )
@@ -355,15 +402,16 @@ def targets(bench: Bench) -> list[tuple[bool, str]]:
     def add(ok: bool, text: str) -> None:
         found.append((ok, text))
 
-    for c in bench.args.concurrency:
+    for c in bench.args.concurrency if 200 in bench.args.latency else ():
         row = find_row(bench, "run", n, 200, c)
         if row is None:
+            add(False, f"overhead <= 0.5 s, N={n}, 200 ms, C={c}: not measured")
             continue
         add(row.overhead <= 0.5, f"overhead <= 0.5 s, N={n}, 200 ms, C={c}: {row.overhead:.3f} s")
         limit = {1: 1.02, 64: 1.6}.get(c)
         if limit is not None and row.ratio is not None:
             add(row.ratio <= limit, f"ratio <= {limit}, N={n}, 200 ms, C={c}: {row.ratio:.3f}")
-    rss = [r.rss for r in bench.rows if r.mode == "run" and r.n == n]
+    rss = [r.rss for r in bench.rows if r.mode == "run" and r.n == n and r.samples and not r.failure]
     if rss:
         add(max(rss) <= 100, f"peak RSS <= 100 MB, N={n}, every row: {max(rss):.1f} MB")
     for entry in bench.startups:
@@ -398,11 +446,14 @@ def report_json(bench: Bench, started: float) -> dict[str, Any]:
         "machine": machine(),
         "seconds": round(time.monotonic() - started, 1),
         "capacity": [asdict(c) | {"per_second": c.per_second} for c in bench.capacities],
+        "http_client": [asdict(p) for p in bench.pools],
         "startup": [
             {"label": s.label, "wall": s.wall, "samples": [asdict(x) for x in s.samples]} for s in bench.startups
         ],
         "rows": [
-            {
+            {"mode": r.mode, "n": r.n, "latency_ms": r.latency_ms, "concurrency": r.concurrency, "failure": r.failure}
+            if r.failure or not r.samples
+            else {
                 "mode": r.mode,
                 "n": r.n,
                 "requests": r.requests,
@@ -440,6 +491,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="one run per row; the N=2000 row only at 0 ms")
     parser.add_argument("--sweep", action="store_true", help=f"'tsuka run all': {len(SWEEP_MODELS)} models x 4 levels")
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up table")
+    parser.add_argument("--no-pool", action="store_true", help="skip the HTTP client table")
     parser.add_argument("--tsuka", help="the tsuka command to measure (default: beside this Python)")
     parser.add_argument("--json", type=Path, help="also write every sample to this file")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (suites, outputs)")
@@ -475,16 +527,20 @@ def warm_up(bench: Bench, server: LoopbackProcess) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure, print the tables and the targets; exit 1 when a target is missed."""
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server and clean up on SIGTERM too
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="tsuka-perf-"))
     bench = Bench(args, tmp, find_tsuka(args.tsuka), child_env(tmp))
     models = SWEEP_MODELS if args.sweep else (RUN_MODEL,)
     print(f"tsuka perf, format {FORMAT_VERSION}: {'sweep' if args.sweep else 'run'} mode, N={args.n}")
-    print(f"machine: {machine()}; load average {load_average()}")
+    print(f"machine: {machine()}")
+    print(f"load: average {load_average()}, {calibration()}")
     try:
         with LoopbackProcess(models, bench.env) as server:
             measure_server(bench, server, args.quick)
             warm_up(bench, server)
+            if not args.no_pool:
+                measure_pools(bench, server, args.quick)
             if not args.no_startup:
                 print(STARTUP_HEAD)
                 measure_startups(bench, server, 3 if args.quick else 7)
@@ -501,10 +557,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("targets:")
         for ok, text in found:
             print(f"  {'PASS' if ok else 'MISS'}  {text}")
-    print(f"done in {time.monotonic() - started:.0f} s; load average {load_average()}")
+    print(f"load: average {load_average()}, {calibration()}")
+    print(f"done in {time.monotonic() - started:.0f} s")
     if args.json:
         args.json.write_text(json.dumps(report_json(bench, started), indent=2) + "\n")
-    return 0 if all(ok for ok, _ in found) else 1
+    failed = [r for r in bench.rows if r.failure]
+    return 0 if all(ok for ok, _ in found) and not failed else 1
 
 
 if __name__ == "__main__":

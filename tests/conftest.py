@@ -36,15 +36,17 @@ def reference_suite() -> Path:
     return path
 
 
-REQUIRE_MODEL_ENV = "TSUKA_REQUIRE_MODEL"
+REQUIRED = {"model": "TSUKA_REQUIRE_MODEL", "browser": "TSUKA_REQUIRE_BROWSER"}
+"""Markers whose skips become failures when their variable is 1 (CI sets both)."""
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """With ``TSUKA_REQUIRE_MODEL=1`` (as in CI), a skipped test marked ``model`` is a failure."""
+    """With ``TSUKA_REQUIRE_MODEL=1`` / ``TSUKA_REQUIRE_BROWSER=1``, a skipped ``model`` / ``browser`` test fails."""
     report = yield
-    if report.skipped and item.get_closest_marker("model") and os.environ.get(REQUIRE_MODEL_ENV) == "1":
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        report.outcome = "failed"
-        report.longrepr = f"{REQUIRE_MODEL_ENV}=1 but this model test was skipped: {reason}"
+    for marker, env in REQUIRED.items():
+        if report.skipped and item.get_closest_marker(marker) and os.environ.get(env) == "1":
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            report.outcome = "failed"
+            report.longrepr = f"{env}=1 but this {marker} test was skipped: {reason}"
     return report

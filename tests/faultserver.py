@@ -21,6 +21,11 @@ Usage::
   deadline of ``max_seconds`` after which every request gets 503 and every
   stall or endless body stops, request bodies up to 16 MiB, and ``stop()``
   (leaving the ``with`` block) ends every connection and joins the thread.
+
+:func:`measure` runs a whole benchmark against it in-process, bounded in time,
+with :func:`openai_registry` (no in-process model needed); :func:`comparable`
+strips what differs between two runs of the same answers. The fault tests and
+``bench/fault_table.py`` share these.
 """
 
 from __future__ import annotations
@@ -153,6 +158,10 @@ class Incoming:
     """0-based index of the request in arrival order (every path)."""
     attempt: int
     """How many times this same request (method, path, body) arrived before."""
+    headers: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """The request's headers, names lower-cased."""
+    query: str = ""
+    """The query string of the request line, without ``?``."""
 
     @property
     def is_chat(self) -> bool:
@@ -325,6 +334,7 @@ class _Server(socketserver.ThreadingTCPServer):
 class _Request:
     method: str
     path: str
+    query: str
     headers: Mapping[str, str]
     raw: bytes
 
@@ -362,7 +372,9 @@ class _Handler(socketserver.BaseRequestHandler):
         body = _json_or_none(request.raw)
         with state.lock:
             key = f"{request.method} {request.path} {hashlib.sha256(request.raw).hexdigest()}"
-            incoming = Incoming(request.method, request.path, body, len(state.log), state.seen[key])
+            incoming = Incoming(
+                request.method, request.path, body, len(state.log), state.seen[key], request.headers, request.query
+            )
             state.seen[key] += 1
             over = len(state.log) >= state.max_requests or state.ended()
         fault = Fault.NONE if over else state.plan(incoming)
@@ -482,7 +494,8 @@ def _read_request(stream: Any) -> _Request | None:
     if length > _MAX_REQUEST_BYTES:
         return None
     raw = stream.read(length) if length else b""
-    return _Request(parts[0], parts[1].partition("?")[0], headers, raw)
+    path, _, query = parts[1].partition("?")
+    return _Request(parts[0], path, query, headers, raw)
 
 
 def _chunk(data: bytes) -> bytes:
@@ -547,8 +560,8 @@ def _huge_text() -> str:
 
 # --- driving a run against the server -------------------------------------------------------------------------------
 
-VOLATILE_FIELDS = ("testedAt", "tokensPerSecond")
-"""Profile fields that differ between two runs of the same answers (when, and how fast)."""
+VOLATILE_FIELDS = ("provider", "testedAt", "tokensPerSecond")
+"""Fields that differ between two runs of the same answers: where (each server has its own port), when, how fast."""
 
 
 def comparable(profile: Mapping[str, Any]) -> dict[str, Any]:

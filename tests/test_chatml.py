@@ -59,7 +59,7 @@ def call_text(name: str, arguments: Any) -> str:
 
 
 def test_plain_conversation_is_chatml_ending_with_an_open_assistant_turn() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Hi"},
         {"role": "assistant", "content": "Hello."},
@@ -91,7 +91,9 @@ def test_tool_signature_lists_arguments_with_types_and_optional_marks() -> None:
 def test_tools_are_offered_in_the_system_message_after_the_users_own_system_text() -> None:
     prompt = render_prompt([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}], [FIND_USER])
     system = prompt.split("<|im_end|>")[0]
-    assert system.startswith("<|im_start|>system\nBe brief.\n\nYou are a function-calling assistant. You have one tool:")
+    assert system.startswith(
+        "<|im_start|>system\nBe brief.\n\nYou are a function-calling assistant. You have one tool:"
+    )
     assert "find_user(name: string)" in system
     assert '<tool_call>{"name": "TOOL NAME", "arguments": {"ARGUMENT": "VALUE"}}</tool_call>' in system
     assert "requiredTier" not in prompt
@@ -102,7 +104,9 @@ def test_one_example_exchange_from_the_first_tool_follows_the_system_message() -
     prompt = render_prompt([{"role": "user", "content": "Find Maria Rossi"}], [FIND_USER, WRITE_FILE])
     turns = prompt.split("<|im_end|>\n")
     assert turns[1] == '<|im_start|>user\nUse the tool find_user with name "abc"'
-    assert turns[2] == '<|im_start|>assistant\n<tool_call>{"name": "find_user", "arguments": {"name": "abc"}}</tool_call>'
+    assert (
+        turns[2] == '<|im_start|>assistant\n<tool_call>{"name": "find_user", "arguments": {"name": "abc"}}</tool_call>'
+    )
     assert turns[3] == "<|im_start|>user\nFind Maria Rossi"
     assert turns[4] == "<|im_start|>assistant\n"
 
@@ -118,13 +122,17 @@ def test_example_values_come_from_enum_default_and_type() -> None:
 
 
 def test_earlier_tool_calls_and_results_are_rendered_back() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "Find Maria Rossi"},
         {
             "role": "assistant",
             "content": None,
             "tool_calls": [
-                {"id": "call_0", "type": "function", "function": {"name": "find_user", "arguments": '{"name": "Maria"}'}},
+                {
+                    "id": "call_0",
+                    "type": "function",
+                    "function": {"name": "find_user", "arguments": '{"name": "Maria"}'},
+                },
                 {"id": "call_1", "type": "function", "function": {"name": "find_user", "arguments": {"name": "Rossi"}}},
             ],
         },

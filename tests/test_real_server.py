@@ -1,4 +1,4 @@
-"""The OpenAI-compatible backend against a real llama.cpp server (xllamacpp's) serving the bundled SmolLM2 on 127.0.0.1."""
+"""The OpenAI-compatible backend against a real llama.cpp server (xllamacpp's) serving the bundled SmolLM2."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import importlib.util
 import selectors
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -43,36 +44,50 @@ SHOT: list[dict[str, Any]] = [
         "role": "assistant",
         "content": None,
         "tool_calls": [
-            {"id": "call_0", "type": "function", "function": {"name": "find_user", "arguments": '{"name": "John Smith"}'}}
+            {
+                "id": "call_0",
+                "type": "function",
+                "function": {"name": "find_user", "arguments": '{"name": "John Smith"}'},
+            }
         ],
     },
 ]
 
 
 def start_server(model: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    """Start tests/llama_server.py; return the process and its base URL once it reports ready."""
+    """Start tests/llama_server.py; return the process and its base URL once it answers ``/health``."""
     command = [sys.executable, str(SERVER_SCRIPT), str(model), "--alias", ALIAS, *extra]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ)
-            if not selector.select(timeout=START_TIMEOUT):
-                raise RuntimeError(f"llama.cpp server not ready after {START_TIMEOUT:.0f} s")
-        line = process.stdout.readline().strip()
-        if not line.startswith("READY http://127.0.0.1:"):
+    with tempfile.TemporaryFile(mode="w+") as log:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
+        try:
+            return process, _wait_ready(process)
+        except BaseException as error:
             stop_server(process)
-            raise RuntimeError(f"llama.cpp server did not start: {line!r} {process.stderr.read() if process.stderr else ''}")
-        url = line.removeprefix("READY ")
-        deadline = time.monotonic() + 30
-        while httpx.get(f"{url}/health", timeout=5).status_code != 200:
-            if time.monotonic() > deadline:
-                raise RuntimeError("llama.cpp server never became healthy")
-            time.sleep(0.1)
-    except BaseException:
-        stop_server(process)
-        raise
-    return process, url
+            log.seek(0)
+            error.add_note(f"llama.cpp server stderr: {log.read()[-2000:]}")
+            raise
+
+
+def _wait_ready(process: subprocess.Popen[str]) -> str:
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout=START_TIMEOUT):
+            raise RuntimeError(f"llama.cpp server not ready after {START_TIMEOUT:.0f} s")
+    line = process.stdout.readline().strip()
+    if not line.startswith("READY http://127.0.0.1:"):
+        raise RuntimeError(f"llama.cpp server did not start (exit status {process.poll()}): {line!r}")
+    url = line.removeprefix("READY ")
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{url}/health", timeout=5).status_code == 200:
+                return url
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError("llama.cpp server never answered /health with 200")
+        time.sleep(0.1)
 
 
 def stop_server(process: subprocess.Popen[str]) -> None:
@@ -96,7 +111,10 @@ def model() -> Path:
 
 @pytest.fixture(scope="module")
 def plain_server(model: Path) -> Iterator[str]:
-    """The server with the model's own chat template (no tool support): its base URL."""
+    """The server with the model's own chat template (no tool support): its base URL.
+
+    Requests send ``temperature: 0`` and a seed: the server's default samples at 0.8 with a random seed.
+    """
     process, url = start_server(model)
     yield url
     stop_server(process)
@@ -118,7 +136,8 @@ def complete(
 ) -> ChatResponse:
     async def main() -> ChatResponse:
         async with httpx.AsyncClient() as client:
-            backend = OpenAIBackend(BackendConfig(base_url=f"{url}/v1", max_tokens=MAX_TOKENS, retries=0), client)
+            config = BackendConfig(base_url=f"{url}/v1", max_tokens=MAX_TOKENS, retries=0, temperature=0, seed=42)
+            backend = OpenAIBackend(config, client)
             return await backend.complete(ChatRequest(ALIAS, messages, tuple(tools), effort))
 
     return asyncio.run(main())
@@ -158,7 +177,7 @@ def test_effort_low_is_accepted_and_ignored(plain_server: str) -> None:
 
 @pytest.mark.model
 def test_a_tool_call_history_with_null_content_is_accepted(plain_server: str) -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         ASK,
         {
             "role": "assistant",

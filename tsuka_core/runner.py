@@ -20,14 +20,14 @@ __all__ = ["assistant_tool_message", "run_test"]
 
 
 def assistant_tool_message(response: ChatResponse, call: ToolCall) -> dict[str, Any]:
-    """The assistant message that carried ``call``, with that call only, as the server sent it."""
+    """The assistant message that carried ``call``: that call only, as the server sent it; reasoning removed."""
     if call.raw:
         raw = {**call.raw, "id": call.id}
         raw.setdefault("type", "function")
     else:
         arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
         raw = {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
-    return {"role": "assistant", "content": response.content, "tool_calls": [raw]}
+    return {"role": "assistant", "content": response.text or None, "tool_calls": [raw]}
 
 
 def _unsent(index: int, step: Step, reason: str) -> StepResult:

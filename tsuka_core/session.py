@@ -6,7 +6,7 @@ import asyncio
 import difflib
 import os
 import ssl
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,9 @@ from typing import Any
 import httpx
 
 from tsuka_core.backends.base import EFFORTS, Backend, BackendConfig, Effort
+from tsuka_core.cache import cache_stats, served_from_cache, with_cache
 from tsuka_core.errors import BackendError, UsageError
+from tsuka_core.history import RunRecorder, run_info
 from tsuka_core.model import Suite
 from tsuka_core.registry import Registry
 from tsuka_core.store import ProfileStore, profile_from_level, profile_key, recommend
@@ -34,6 +36,10 @@ class RunOptions:
     efforts: Sequence[Effort] = EFFORTS
     store_path: Path = Path("models_profile.json")
     concurrency: int = 4
+    history_path: Path | None = None
+    """The run history file (``tsuka_core.history``) to record the run in; None records nothing."""
+    cache_path: Path | None = None
+    """Answer requests seen before from this history file's response cache, and keep new answers; None: no cache."""
 
 
 @dataclass
@@ -54,6 +60,10 @@ class RunReport:
     recommendations: dict[str, str] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)
     """One line per level that could not be measured, naming it and the cause."""
+    history_run: int | None = None
+    """The id of this run in the run history, when it was recorded."""
+    cache: dict[str, int] | None = None
+    """``{"hits": n, "misses": n}`` of the response cache, when it was used."""
 
     @property
     def ok(self) -> bool:
@@ -87,27 +97,25 @@ class WorkerTransport(httpx.AsyncBaseTransport):
     its cost per request grows with the concurrency (measured in
     ``docs/performance.md``); a pool per worker costs the same at any
     concurrency. Pools are made on demand, so there are never more than the
-    requests ever in flight at once, and are reused last-in first-out. Pools for
-    ``https`` share one SSL context, made when the first one is needed; pools
-    for ``http`` never hold a verifying one (loading the CA bundle costs tens of
-    milliseconds a plain-HTTP run does not need).
+    requests ever in flight at once, and are reused last-in first-out. The pools
+    of one scheme share one SSL context, made when the first is needed: a
+    verifying one for ``https``; for ``http``, where it is never used, one that
+    skips loading the CA bundle (tens of milliseconds a plain-HTTP run does not need).
     """
 
     def __init__(self) -> None:
         self._idle: dict[str, list[httpx.AsyncHTTPTransport]] = {}
         self._every: list[httpx.AsyncHTTPTransport] = []
-        self._ssl: ssl.SSLContext | None = None
+        self._ssl: dict[str, ssl.SSLContext] = {}
 
     def _pool(self, scheme: str) -> httpx.AsyncHTTPTransport:
         idle = self._idle.get(scheme)
         if idle:
             return idle.pop()
-        if scheme == "https":
-            self._ssl = self._ssl or httpx.create_ssl_context()
-            verify: ssl.SSLContext | bool = self._ssl
-        else:
-            verify = False  # never used: this pool only ever carries plain-HTTP requests
-        pool = httpx.AsyncHTTPTransport(verify=verify, limits=httpx.Limits(max_connections=1))
+        context = self._ssl.get(scheme)
+        if context is None:
+            context = self._ssl[scheme] = httpx.create_ssl_context(verify=scheme == "https")
+        pool = httpx.AsyncHTTPTransport(verify=context, limits=httpx.Limits(max_connections=1))
         self._every.append(pool)
         return pool
 
@@ -187,25 +195,55 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
     name = choose_backend(options.backend, options.config)
     async with make_client(options.concurrency, options.config.timeout) as client:
         backend = make_backend(registry, name, options.config, client)
+        if options.cache_path is not None:
+            backend = with_cache(backend, options.cache_path)
         report = RunReport(backend.name, backend.provider, suite)
         try:
             models = await _resolve_models(backend, options.models)
+            history = None
+            if options.history_path is not None:
+                history = await asyncio.to_thread(
+                    RunRecorder, options.history_path, run_info(options, suite, backend, models)
+                )
+                report.history_run = history.run_id
 
             async def keep(swept: ModelSweep) -> None:
                 await asyncio.to_thread(_store_model, store, swept, report)
+                if history is not None:
+                    await asyncio.to_thread(history.record_model, swept, report, served_from_cache(backend))
 
-            report.sweeps = await sweep_models(
-                backend,
-                suite,
-                models,
-                options.efforts,
-                concurrency=options.concurrency,
-                observer=observer,
-                on_model=keep,
+            report.sweeps = await _recorded(
+                history,
+                report,
+                sweep_models(
+                    backend,
+                    suite,
+                    models,
+                    options.efforts,
+                    concurrency=options.concurrency,
+                    observer=observer,
+                    on_model=keep,
+                ),
             )
         finally:
+            report.cache = cache_stats(backend)
             await backend.aclose()
     return report
+
+
+async def _recorded(
+    history: RunRecorder | None, report: RunReport, sweep: Awaitable[list[ModelSweep]]
+) -> list[ModelSweep]:
+    """Await the sweep; mark the recorded run ok, failed or interrupted once it ends."""
+    try:
+        sweeps = await sweep
+    except BaseException:
+        if history is not None:
+            await asyncio.to_thread(history.finish, "interrupted")
+        raise
+    if history is not None:
+        await asyncio.to_thread(history.finish, "ok" if report.ok else "failed")
+    return sweeps
 
 
 def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport) -> None:

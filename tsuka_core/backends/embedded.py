@@ -174,6 +174,7 @@ class _Runtime:
         params.sampling.penalty_repeat = sampling.repeat_penalty
         params.hostnames = ["127.0.0.1"]
         params.port = 0
+        params.n_threads_http = 1
         params.api_keys = [secrets.token_hex(16)]
         params.verbosity = 0
         try:
@@ -196,10 +197,11 @@ class _Runtime:
 
 @dataclass
 class _Slot:
-    """A model path's lock and, once loaded, its runtime."""
+    """A model path's lock and, once loaded, its runtime (or why it could not be loaded)."""
 
     lock: threading.Lock
     runtime: _Runtime | None = None
+    failure: BackendError | None = None
 
 
 class EmbeddedBackend(Backend):
@@ -276,8 +278,14 @@ class EmbeddedBackend(Backend):
     def _generate(self, path: Path, payload: dict[str, object]) -> tuple[dict[str, Any], float]:
         slot = self._slot(path)
         with slot.lock:
+            if slot.failure is not None:
+                raise slot.failure
             if slot.runtime is None:
-                slot.runtime = _Runtime(path, self.n_ctx, self.threads, self.sampling)
+                try:
+                    slot.runtime = _Runtime(path, self.n_ctx, self.threads, self.sampling)
+                except BackendError as error:
+                    slot.failure = error
+                    raise
             start = time.perf_counter()
             result = slot.runtime.complete(payload)
             return result, time.perf_counter() - start

@@ -22,6 +22,7 @@ redacted too, for whoever turns logging on.
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import json
 import logging
@@ -133,15 +134,18 @@ def redact_url(url: str) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """What :func:`redact_url` hides in ``url``: the password and the values of secret query parameters.
+    """What :func:`redact_url` hides in ``url``: the password, the Basic token made of it, secret query values.
 
-    Both as written and percent-decoded, for masking them wherever a server echoes them back.
+    Each as written and percent-decoded, for masking them wherever a server echoes them back.
     """
     try:
         parts = urlsplit(url)
         found = [parts.password or ""]
     except ValueError:
         return []
+    if parts.password is not None:
+        pair = f"{unquote(parts.username or '')}:{unquote(parts.password)}"
+        found.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
     for pair in parts.query.split("&"):
         name, _, value = pair.partition("=")
         if unquote(name).lower() in _SECRET_PARAMS:

@@ -46,6 +46,7 @@ def cli() -> None:
       tsuka run all                  measure every model the backend reaches
       tsuka run all --base-url http://127.0.0.1:8080/v1   ...of a server
       tsuka profiles                 what is stored, valid or stale
+      tsuka runs / tsuka report      recorded runs, and a page to share
       tsuka gate MODEL --tools F     which tools that model may be offered
       tsuka validate [SUITE]         check a suite and print its hash
       tsuka checks                   every check type a test may use
@@ -53,9 +54,9 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
-    from tsuka_core.cli import plugin_cmds, profile_cmds, run_cmd, suite_cmds
+    from tsuka_core.cli import history_cmds, plugin_cmds, profile_cmds, run_cmd, suite_cmds
 
-    for module in (suite_cmds, plugin_cmds, run_cmd, profile_cmds):
+    for module in (suite_cmds, plugin_cmds, run_cmd, profile_cmds, history_cmds):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -43,6 +43,84 @@ def backend_options(func: Any) -> Any:
     return func
 
 
+def ci_options(func: Any) -> Any:
+    """The options that record a run, reuse answers and serve CI (``docs/history-and-reports.md``)."""
+    from tsuka_core.history import HISTORY_ENV
+
+    options = [
+        click.option(
+            "--history/--no-history",
+            default=True,
+            show_default=True,
+            help="Record the run (every request, answer and check) in the run history.",
+        ),
+        click.option(
+            "--history-db",
+            type=click.Path(path_type=Path, dir_okay=False),
+            envvar=HISTORY_ENV,
+            help=f"Run history file (or {HISTORY_ENV}); default: .tsuka/history.sqlite beside the profile store.",
+        ),
+        click.option(
+            "--cache/--no-cache",
+            default=False,
+            show_default=True,
+            help="Answer requests seen before from the response cache in the history file.",
+        ),
+        click.option(
+            "--junit",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help="Write a JUnit XML file: a test case per MODEL@EFFORT and test.",
+        ),
+        click.option(
+            "--json-file",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help="Write the --json result to this file (--json alone prints it).",
+        ),
+        click.option(
+            "--min-tier",
+            type=click.Choice(("small", "medium", "large")),
+            help="Exit 3 when a model is below this tier at its recommended effort.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def history_options(values: dict[str, Any], profiles: Path) -> dict[str, Any]:
+    """The RunOptions fields that --history, --history-db and --cache set."""
+    from tsuka_core.history import default_history_path
+
+    path: Path = values.get("history_db") or default_history_path(profiles)
+    return {
+        "history_path": path if values.get("history", True) else None,
+        "cache_path": path if values.get("cache") else None,
+    }
+
+
+def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
+    """Say where the run was recorded, write the CI files asked for, and exit 1 or 3 when the run says so."""
+    from tsuka_core.cli.history_cmds import print_records
+    from tsuka_core.cli.report import report_json
+    from tsuka_core.junit import below_tier, write_junit
+    from tsuka_core.store import dumps_store
+
+    levels = [level for swept in report.sweeps for level in swept.levels]
+    print_records(report, values, to_stderr=to_stderr)
+    if values.get("junit"):
+        write_junit(values["junit"], levels)
+    if values.get("json_file"):
+        values["json_file"].write_text(dumps_store(report_json(report)), encoding="utf-8")
+    if not report.ok:
+        raise SystemExit(1)
+    minimum = values.get("min_tier")
+    below = below_tier(levels, report.recommendations, minimum, [s.model for s in report.sweeps]) if minimum else []
+    for line in below:
+        click.echo(f"tsuka: below --min-tier: {line}", err=True)
+    if below:
+        raise SystemExit(3)
+
+
 def make_config(values: dict[str, Any]) -> Any:
     """A BackendConfig from the CLI's option values."""
     from tsuka_core.backends.base import BackendConfig
@@ -108,6 +186,7 @@ def make_config(values: dict[str, Any]) -> Any:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (the summary goes to stderr)."
 )
+@ci_options
 def run(
     models: tuple[str, ...],
     efforts: tuple[str, ...],
@@ -132,7 +211,7 @@ def run(
 
     Exit status: 0 when every level was measured and stored, 1 when some level
     could not be (it is named, and an earlier profile for it is kept), 2 for
-    bad input.
+    bad input, 3 when --min-tier is given and a model is below it.
     """
     import asyncio
 
@@ -153,6 +232,7 @@ def run(
         efforts=tuple(efforts) or EFFORT_CHOICES,  # type: ignore[arg-type]
         store_path=profiles,
         concurrency=concurrency,
+        **history_options(values, profiles),
     )
     with make_progress() as progress:
         report = asyncio.run(run_benchmark(options, loaded, registry, progress))
@@ -161,8 +241,7 @@ def run(
         from tsuka_core.store import dumps_store
 
         click.echo(dumps_store(report_json(report)), nl=False)
-    if not report.ok:
-        raise SystemExit(1)
+    finish_ci(report, values, to_stderr=as_json)
 
 
 @click.command()

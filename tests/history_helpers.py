@@ -1,0 +1,53 @@
+"""Shared by the history, cache, rescore, report and JUnit tests: run the CLI in-process, read the history."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from tsuka_core.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SUITE = ROOT / "benchmarks"
+CLEAN_ENV: dict[str, str | None] = {
+    "OPENAI_BASE_URL": None,
+    "OPENAI_API_KEY": None,
+    "TSUKA_PROFILES": None,
+    "TSUKA_HISTORY": None,
+    "TSUKA_LOAD_PLUGINS": None,
+}
+
+
+def invoke(*args: str | os.PathLike[str], env: dict[str, str | None] | None = None) -> Result:
+    """Run ``tsuka`` in this process with a clean environment; stdout and stderr kept apart."""
+    runner = CliRunner(env={**CLEAN_ENV, **(env or {})})
+    return runner.invoke(cli, [str(a) for a in args], catch_exceptions=False, prog_name="tsuka")
+
+
+def stored(path: Path) -> dict[str, Any]:
+    """The profile store as JSON."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def rows(db: Path, sql: str, *params: Any) -> list[sqlite3.Row]:
+    """The rows ``sql`` selects from the history file ``db``."""
+    with closing(sqlite3.connect(db)) as conn:
+        conn.row_factory = sqlite3.Row
+        return conn.execute(sql, params).fetchall()
+
+
+def history_of(store: Path) -> Path:
+    """The default history file beside the profile store ``store``."""
+    return store.parent / ".tsuka" / "history.sqlite"
+
+
+def without_tested_at(profiles: dict[str, Any]) -> dict[str, Any]:
+    """Profiles with ``testedAt`` (the one field that differs between two identical runs) removed."""
+    return {k: {f: v for f, v in p.items() if f != "testedAt"} for k, p in profiles.items()}

@@ -1,0 +1,313 @@
+"""The profile store under stress: concurrent runs, writers killed mid-write, corrupt, read-only and locked stores."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from answerers import perfect
+from click.testing import CliRunner, Result
+from faultserver import FaultServer, measure, openai_registry
+from loopback import Reply
+
+from tsuka_core import Registry, Suite
+from tsuka_core import store as store_module
+from tsuka_core.backends import http
+from tsuka_core.cli.main import cli
+from tsuka_core.store import ProfileStore, dumps_store
+from tsuka_core.suite import load_suite
+
+TSUKA = Path(sys.executable).with_name("tsuka")
+DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
+PYTHON = sys.executable
+CLEAN_ENV = {
+    k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_")) and k != "COVERAGE_PROCESS_START"
+}
+WRITERS = 8
+
+
+@pytest.fixture(autouse=True)
+def _fast_and_isolated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "TSUKA_PROFILES"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def invoke(*args: str | os.PathLike[str]) -> Result:
+    """``tsuka ARGS`` in this process; stdout and stderr kept apart."""
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith((".tmp", ".probe")))
+
+
+# --- eight runs at once ---------------------------------------------------------------------------------------------
+
+
+def test_eight_runs_writing_different_models_to_one_store_at_once_all_land(tmp_path: Path) -> None:
+    """Eight processes, each a whole run of its own model; the server holds every answer until all eight ask."""
+    store = tmp_path / "models_profile.json"
+    store.write_text('{"profiles": {"keep@none": {"model": "keep"}}, "extra": [1, 2]}\n', encoding="utf-8")
+    models = [f"model-{i}" for i in range(WRITERS)]
+    registry = openai_registry()
+    suite = load_suite(DEFAULT_SUITE, registry)
+    asking: set[str] = set()
+    everyone = threading.Event()
+    lock = threading.Lock()
+
+    def together(body: dict[str, Any], n: int) -> Reply:
+        with lock:
+            asking.add(str(body["model"]))
+            if len(asking) == WRITERS:
+                everyone.set()
+        everyone.wait(timeout=90)
+        return perfect(body, n)
+
+    with FaultServer(together, models=models) as server:
+        runs = [fork_run(server.base_url, store, suite, registry, model) for model in models]
+        codes = wait_all(runs, seconds=120)
+
+    assert everyone.is_set()
+    assert codes == [0] * WRITERS
+    data = json.loads(store.read_text(encoding="utf-8"))
+    assert set(data["profiles"]) == {"keep@none", *(f"{m}@none" for m in models)}
+    assert data["recommendations"] == dict.fromkeys(models, "none")
+    assert data["extra"] == [1, 2]
+    assert leftovers(tmp_path) == []
+
+
+def fork_run(base_url: str, store: Path, suite: Suite, registry: Registry, model: str) -> int:
+    """A process that measures ``model`` at ``none`` into ``store`` and exits 0 when it stored it."""
+    pid = os.fork()
+    if pid == 0:
+        code = 2
+        try:
+            report, _ = measure(base_url, store, suite, registry, models=[model], efforts=["none"])
+            code = 0 if report.ok and f"{model}@none" in report.profiles else 1
+        finally:
+            os._exit(code)
+    return pid
+
+
+def wait_all(pids: list[int], seconds: float) -> list[int]:
+    """Each process's exit status, in order; any still running after ``seconds`` is killed (status -9)."""
+    deadline = time.monotonic() + seconds
+    codes: dict[int, int] = {}
+    while len(codes) < len(pids) and time.monotonic() < deadline:
+        for pid in pids:
+            if pid not in codes and (done := os.waitpid(pid, os.WNOHANG))[0]:
+                codes[pid] = os.waitstatus_to_exitcode(done[1])
+        time.sleep(0.02)
+    for pid in pids:
+        if pid not in codes:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            codes[pid] = -9
+    return [codes[pid] for pid in pids]
+
+
+# --- a writer killed at random points ----------------------------------------------------------------------------
+
+TRIALS = 50
+
+
+def big_store(profiles: int, tag: str) -> dict[str, Any]:
+    """A store of ``profiles`` profile-sized entries, so that a write takes long enough to be interrupted."""
+    results = [{"name": f"test_{i}", "category": "json", "score": 0.5} for i in range(40)]
+    entries = {
+        f"{tag}-{i}@none": {"model": f"{tag}-{i}", "tier": "medium", "testResults": results, "n": i}
+        for i in range(profiles)
+    }
+    return {"profiles": entries, "recommendations": {f"{tag}-{i}": "none" for i in range(profiles)}}
+
+
+def timed_update(path: Path, new: dict[str, Any]) -> float:
+    started = time.perf_counter()
+    ProfileStore(path).update(new["profiles"], new["recommendations"])
+    return time.perf_counter() - started
+
+
+def killed_write(path: Path, new: dict[str, Any], delay: float) -> None:
+    """Fork a writer of ``new`` into ``path`` and SIGKILL it after ``delay`` seconds (if it is still writing)."""
+    pid = os.fork()
+    if pid == 0:  # the writer
+        try:
+            ProfileStore(path).update(new["profiles"], new["recommendations"])
+        finally:
+            os._exit(0)
+    time.sleep(delay)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_writer_killed_at_random_points_leaves_the_old_or_the_new_file(tmp_path: Path) -> None:
+    path = tmp_path / "models_profile.json"
+    old_bytes = dumps_store(big_store(20, "old")).encode()
+    new = big_store(20, "new")
+    path.write_bytes(old_bytes)
+    duration = timed_update(path, new)
+    new_bytes = path.read_bytes()
+    assert new_bytes != old_bytes
+
+    seen: Counter[str] = Counter()
+    for trial in range(TRIALS):
+        path.write_bytes(old_bytes)
+        killed_write(path, new, delay=duration * 1.3 * trial / (TRIALS - 1))
+        after = path.read_bytes()
+        json.loads(after)  # always parses
+        assert after in (old_bytes, new_bytes), f"trial {trial}: a torn store ({len(after)} bytes)"
+        seen["new" if after == new_bytes else "old"] += 1
+
+    assert seen["old"] >= 1
+    assert seen["new"] >= 1
+    started = time.monotonic()
+    ProfileStore(path, lock_timeout=10).update({"after@none": {"model": "after"}}, {})
+    assert time.monotonic() - started < 5  # no lock outlives its killed holder
+    assert "after@none" in ProfileStore(path).read().profiles
+    assert leftovers(tmp_path) == []  # temporary files of killed writers are cleared by the next write
+
+
+# --- stores that cannot be used: one line, nothing written, nothing lost ------------------------------------------
+
+CORRUPT = {
+    "truncated": (b'{"profiles": {"m1@none": {"tier": "large"}', "is not valid JSON (line 1, column 43)"),
+    "not-utf8": (b'{"profiles": {"m\xff@none": {}}}', "is not UTF-8 (byte 16)"),
+    "nan": (b'{"profiles": {"m1@none": {"tokensPerSecond": NaN}}}', "is not valid JSON (NaN is not JSON)"),
+    "array": (b'[{"profiles": {}}]', "does not hold a JSON object (found an array)"),
+    "profiles-list": (b'{"profiles": []}', '"profiles" is not a JSON object (found an array)'),
+    "empty": (b"", "is not valid JSON (line 1, column 1)"),
+    "deep": (b'{"profiles": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "is not valid JSON (JSON nested too deeply)"),
+}
+
+
+@pytest.mark.parametrize("content", list(CORRUPT), ids=list(CORRUPT))
+def test_a_corrupt_store_stops_the_run_in_one_line_before_any_request(tmp_path: Path, content: str) -> None:
+    raw, message = CORRUPT[content]
+    store = tmp_path / "models_profile.json"
+    store.write_bytes(raw)
+    with FaultServer(perfect) as server:
+        result = invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "-e", "none")
+
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"tsuka: error: {store}")
+    assert message in lines[0]
+    assert lines[0].endswith("nothing was written. Fix or move the file.")
+    assert store.read_bytes() == raw
+    assert server.log == []
+    assert leftovers(tmp_path) == []
+
+
+def without_file_privileges() -> list[str]:
+    """A command prefix that makes permission bits bind even for root (which otherwise ignores them)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: permission bits cannot be made to bind")
+    caps = "-dac_override,-dac_read_search,-fowner"
+    return [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}"]
+
+
+@pytest.fixture
+def readonly_folder(tmp_path: Path) -> Iterator[Path]:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    (folder / "models_profile.json").write_text('{"profiles": {"keep@none": {"model": "keep"}}}', encoding="utf-8")
+    folder.chmod(0o555)
+    try:
+        yield folder
+    finally:
+        folder.chmod(0o755)
+
+
+def run_in_readonly(folder: Path) -> tuple[subprocess.CompletedProcess[str], FaultServer]:
+    store = folder / "models_profile.json"
+    with FaultServer(perfect) as server:
+        command = [
+            *without_file_privileges(),
+            str(TSUKA),
+            "run",
+            "m1",
+            "--base-url",
+            server.base_url,
+            "--profiles",
+            str(store),
+            "-e",
+            "none",
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False, env=CLEAN_ENV)
+    return done, server
+
+
+def test_a_store_in_a_read_only_folder_is_one_line_and_loses_nothing(readonly_folder: Path) -> None:
+    before = sorted(os.listdir(readonly_folder))
+    done, _server = run_in_readonly(readonly_folder)
+
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("tsuka:")]
+    assert len(lines) == 1, done.stderr
+    assert str(readonly_folder) in lines[0]  # the store, or the run history beside it: whichever is refused first
+    assert "not writable" in lines[0] or "Permission denied" in lines[0]
+    assert sorted(os.listdir(readonly_folder)) == before
+    assert (readonly_folder / "models_profile.json").read_text(encoding="utf-8") == (
+        '{"profiles": {"keep@none": {"model": "keep"}}}'
+    )
+
+
+def test_a_store_in_a_read_only_folder_is_refused_before_anything_is_measured(readonly_folder: Path) -> None:
+    """Measuring for a store that cannot take the result wastes the whole run: the check comes first."""
+    done, server = run_in_readonly(readonly_folder)
+
+    assert done.returncode == 2, done.stderr
+    assert [i.path for i, _ in server.log if i.is_chat] == []
+
+
+def test_a_store_locked_past_the_timeout_is_one_line_and_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "models_profile.json"
+    original = '{"profiles": {"keep@none": {"model": "keep"}}}'
+    store.write_text(original, encoding="utf-8")
+    monkeypatch.setattr(store_module, "DEFAULT_LOCK_TIMEOUT", 0.5)
+    holder_script = "import sys; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire(); "
+    holder_script += "print('held', flush=True); sys.stdin.read()"
+    holder = subprocess.Popen(
+        [PYTHON, "-c", holder_script, f"{store}.lock"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        with FaultServer(perfect) as server:
+            started = time.monotonic()
+            result = invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "-e", "none")
+            elapsed = time.monotonic() - started
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line.startswith("tsuka:")]
+    assert lines == [
+        f"tsuka: error: cannot lock {store}.lock within 0.5 s: another run is writing {store}; "
+        "try again when it has finished"
+    ], result.stderr
+    assert elapsed < 30
+    assert store.read_text(encoding="utf-8") == original
+    assert leftovers(tmp_path) == []

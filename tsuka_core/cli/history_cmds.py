@@ -1,0 +1,328 @@
+"""Commands that read the run history: runs, show, rescore and report."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from tsuka_core.history_query import StoredLevel, StoredRun, StoredStep, StoredTest
+    from tsuka_core.session import RunReport
+
+__all__ = ["COMMANDS", "print_records"]
+
+
+def _history_options(func: Any) -> Any:
+    from tsuka_core.history import HISTORY_ENV
+
+    func = click.option(
+        "--history-db",
+        type=click.Path(path_type=Path, dir_okay=False),
+        envvar=HISTORY_ENV,
+        help=f"Run history file (or {HISTORY_ENV}); default: .tsuka/history.sqlite beside the profile store.",
+    )(func)
+    return click.option(
+        "--profiles",
+        type=click.Path(path_type=Path, dir_okay=False),
+        envvar="TSUKA_PROFILES",
+        default="models_profile.json",
+        show_default=True,
+        help="Profile store (or TSUKA_PROFILES); the history is found beside it.",
+    )(func)
+
+
+def _history_path(history_db: Path | None, profiles: Path) -> Path:
+    from tsuka_core.history import default_history_path
+
+    return history_db or default_history_path(profiles)
+
+
+def print_records(report: RunReport, values: Mapping[str, Any], *, to_stderr: bool) -> None:
+    """Say where ``tsuka run`` recorded the run and what the response cache served."""
+    from tsuka_core.cli.display import console
+
+    out = console(stderr=to_stderr)
+    if report.cache is not None:
+        hits, misses = report.cache["hits"], report.cache["misses"]
+        out.print(f"Cache: {hits} answer(s) reused, {misses} asked of the model")
+    if report.history_run is not None:
+        path = _history_path(values.get("history_db"), values.get("profiles") or Path("models_profile.json"))
+        out.print(f"Recorded as run {report.history_run} in {path} ('tsuka show {report.history_run}', 'tsuka report')")
+
+
+# --- tsuka runs -----------------------------------------------------------------------------------------------------
+
+
+def _tiers(levels: Iterable[StoredLevel]) -> str:
+    shown = []
+    for level in levels:
+        star = "*" if level.recommended else ""
+        shown.append(f"{level.key} {level.tier}{star}")
+    return ", ".join(shown)
+
+
+@click.command()
+@_history_options
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=20, show_default=True, help="How many runs.")
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
+def runs(history_db: Path | None, profiles: Path, limit: int, as_json: bool) -> None:
+    """List the recorded runs, newest first: when, what, against which server, and the tier of each level.
+
+    A * marks each model's recommended effort.
+    """
+    from rich.table import Table
+
+    from tsuka_core.cli.display import console
+    from tsuka_core.history_query import list_runs
+
+    path = _history_path(history_db, profiles)
+    found = list_runs(path, limit)
+    if as_json:
+        rows = [
+            {
+                "id": run.id,
+                "kind": run.kind,
+                "status": run.status,
+                "startedAt": run.started_at,
+                "finishedAt": run.finished_at,
+                "backend": run.backend,
+                "provider": run.provider,
+                "testsHash": run.suite_hash,
+                "suite": run.suite_path,
+                "sourceRun": run.source_run,
+                "levels": [{"key": lv.key, "tier": lv.tier, "recommended": lv.recommended} for lv in levels],
+            }
+            for run, levels in found
+        ]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    table = Table(title=str(path), title_justify="left")
+    for column in ("run", "started", "kind", "status", "backend", "suite", "levels"):
+        table.add_column(column, overflow="fold")
+    for run, levels in found:
+        kind = run.kind + (f" of {run.source_run}" if run.source_run is not None else "")
+        table.add_row(
+            str(run.id),
+            run.started_at,
+            kind,
+            run.status,
+            f"{run.backend} {run.provider}",
+            run.suite_hash,
+            _tiers(levels),
+        )
+    out = console()
+    if not found:
+        out.print(f"no runs recorded in {path}")
+        return
+    out.print(table)
+
+
+# --- tsuka show -----------------------------------------------------------------------------------------------------
+
+
+def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | str]:
+    from rich.text import Text
+
+    from tsuka_core.cli.display import percent, tier_text
+
+    applied = "" if level.effort_applied else " (effort not applied)"
+    rec = "  recommended" if level.recommended else ""
+    yield Text.assemble((level.key, "bold"), applied, "  tier ", tier_text(level.tier), rec)
+    cats = "  ".join(f"{c} {percent(s)}" for c, s in level.scores.items())
+    yield f"  {cats}  |  {level.tokens_per_second:g} tok/s  |  avg {level.avg_completion_tokens} completion tokens"
+    for test in level.tests:
+        if test.status != "ok":
+            yield Text(f"    {test.name:<28} ERROR  {test.error}", style="red")
+            continue
+        yield f"    {test.name:<28} {test.score:.2f}"
+        for step in test.steps:
+            yield from _check_lines(step, every_check=every_check, indent="      ")
+
+
+def _check_lines(step: StoredStep, *, every_check: bool, indent: str) -> Iterable[Text]:
+    from rich.text import Text
+
+    marks = {"passed": ("✓", "green"), "failed": ("x", "red"), "errored": ("!", "magenta")}
+    for check in step.checks:
+        if check.status == "passed" and not every_check:
+            continue
+        mark, style = marks.get(check.status, ("?", ""))
+        yield Text(f"{indent}{mark} {check.location} {check.type}: {check.detail}", style=style)
+
+
+def _transcript(test: StoredTest) -> Iterable[Text | str]:
+    from rich.text import Text
+
+    seen = 0
+    for step in test.steps:
+        yield Text(f"── step {step.index}" + ("" if step.sent else " (not sent)"), style="bold")
+        for message in list(step.messages)[seen:]:
+            if message.get("role") == "assistant":
+                continue  # an earlier answer, shown already
+            label = str(message.get("role"))
+            if message.get("tool_call_id"):
+                label += f" (call {message['tool_call_id']})"
+            yield Text(f"{label}:", style="cyan")
+            yield Text(str(message.get("content") or ""))
+        seen = len(step.messages)
+        if step.response is not None:
+            response = step.response
+            if response.reasoning:
+                yield Text("reasoning:", style="dim")
+                yield Text(response.reasoning, style="dim italic")
+            yield Text("answer:" + (" (from the cache)" if step.cached else ""), style="green")
+            if response.text:
+                yield Text(response.text)
+            for call in response.tool_calls:
+                yield Text(f"→ {call.name}({json.dumps(call.arguments, ensure_ascii=False)})")
+            yield Text(f"{response.completion_tokens} completion tokens in {response.duration:.2f} s", style="dim")
+        elif step.sent or step.messages:
+            yield Text("no answer: the request failed", style="red")
+        yield "checks:"
+        yield from _check_lines(step, every_check=True, indent="  ")
+        yield ""
+
+
+def _pick_level(run: StoredRun, key: str) -> StoredLevel:
+    from tsuka_core.errors import UsageError
+
+    level = run.level(key)
+    if level is None:
+        known = ", ".join(lv.key for lv in run.levels) or "none"
+        raise UsageError(f"run {run.id} has no level {key!r} (it has: {known})")
+    return level
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.argument("level_key", metavar="[MODEL@EFFORT]", required=False)
+@click.argument("test_name", metavar="[TEST]", required=False)
+@_history_options
+def show(run_ref: str, level_key: str | None, test_name: str | None, history_db: Path | None, profiles: Path) -> None:
+    """Show a recorded run (RUN is its number, or 'last').
+
+    \b
+    tsuka show RUN                      every level: tier, scores, failed checks
+    tsuka show RUN MODEL@EFFORT         that level: every check and its detail
+    tsuka show RUN MODEL@EFFORT TEST    that test's transcript, with each check's outcome
+    """
+    from tsuka_core.errors import UsageError
+    from tsuka_core.history_query import load_run
+
+    run = load_run(_history_path(history_db, profiles), run_ref)
+    lines: list[Text | str] = [
+        f"run {run.id} ({run.kind}, {run.status}) {run.started_at}: {run.backend} at {run.provider}, "
+        f"suite {run.suite_path} ({run.suite_hash})"
+    ]
+    if level_key is None:
+        for level in run.levels:
+            lines.extend(["", *_level_lines(level, every_check=False)])
+    elif test_name is None:
+        lines.extend(["", *_level_lines(_pick_level(run, level_key), every_check=True)])
+    else:
+        level = _pick_level(run, level_key)
+        test = next((t for t in level.tests if t.name == test_name), None)
+        if test is None:
+            raise UsageError(f"{level.key} of run {run.id} has no test {test_name!r}")
+        score = "ERROR " + (test.error or "") if test.status != "ok" else f"score {test.score:.2f}"
+        lines.extend([f"{level.key} {test.name} ({test.category}): {score}", "", *_transcript(test)])
+    _print(lines)
+
+
+def _print(lines: Iterable[Text | str]) -> None:
+    """Print lines as plain text: a model's answer holding ``[bold]`` is shown, never read as markup."""
+    from rich.text import Text
+
+    from tsuka_core.cli.display import console
+
+    console().print(*(Text(line) if isinstance(line, str) else line for line in lines), sep="\n")
+
+
+# --- tsuka rescore --------------------------------------------------------------------------------------------------
+
+
+@click.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option(
+    "--suite", type=click.Path(path_type=Path, file_okay=False), help="Suite folder (default: the installed suite)."
+)
+@_history_options
+@click.option("--dry-run", is_flag=True, help="Show the new scores; store and record nothing.")
+def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles: Path, dry_run: bool) -> None:
+    """Judge the current suite's checks against the answers of a recorded run, asking no model.
+
+    Every test is replayed from RUN's recorded answers (RUN is a number, or
+    'last'). When every request of every level is one the run recorded, the
+    levels are stored as profiles for the current suite hash and the rescore
+    is recorded as a run of its own. When a test's requests changed (its prompt,
+    tool results, system message or tools) or it is new, nothing is stored and
+    the tests that need a live run are named.
+
+    Exit status: 0 when stored (or --dry-run), 1 when some test needs a live run.
+    """
+    from tsuka_core.cli.display import level_summary
+    from tsuka_core.registry import load_registry
+    from tsuka_core.rescore import rescore_run, tests_needing_live_run
+    from tsuka_core.suite import load_suite
+
+    registry = load_registry()
+    loaded = load_suite(suite, registry)
+    path = _history_path(history_db, profiles)
+    result = rescore_run(path, run_ref, loaded, profiles, write=not dry_run)
+    lines: list[Text | str] = [
+        f"rescore of run {result.source.id} (suite {result.source.suite_hash}) with suite {loaded.path} ({loaded.hash})"
+    ]
+    for level in result.levels:
+        lines.extend(["", *level_summary(level)])
+    _print(lines)
+    if not result.ok:
+        needed = tests_needing_live_run(result)
+        click.echo(f"\nNothing stored: {len(needed)} test(s) need a live run ('tsuka run'):")
+        for key, problems in result.live.items():
+            for problem in problems:
+                click.echo(f"  {key} {problem}")
+        raise SystemExit(1)
+    if result.profiles:
+        click.echo(f"\nStored {len(result.profiles)} profile(s) for suite {loaded.hash} in {profiles}, asking no model")
+        click.echo(f"Recorded as run {result.history_run} in {path}")
+    elif dry_run:
+        click.echo("\n--dry-run: nothing stored")
+
+
+# --- tsuka report ---------------------------------------------------------------------------------------------------
+
+
+@click.command()
+@click.argument("run_ref", metavar="[RUN]", default="last")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default="report.html",
+    show_default=True,
+    help="The HTML file to write.",
+)
+@_history_options
+def report(run_ref: str, output: Path, history_db: Path | None, profiles: Path) -> None:
+    """Write a recorded run (default: the last) as one self-contained HTML page.
+
+    Per model: the tier at each effort and the recommendation; category scores,
+    completion tokens and tokens per second by effort as charts; per test, every
+    check's outcome and the transcript on demand. The page fetches nothing and
+    runs no script, so it opens from file:// and can be attached to a CI job.
+    """
+    from tsuka_core.history_query import load_run
+    from tsuka_core.htmlreport import write_report
+
+    run = load_run(_history_path(history_db, profiles), run_ref)
+    write_report(output, run)
+    click.echo(f"Wrote {output} (run {run.id}, {len(run.levels)} level(s))")
+
+
+COMMANDS = [runs, show, rescore, report]

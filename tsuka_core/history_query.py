@@ -1,0 +1,225 @@
+"""Reading runs back from the run history: the list of runs, and one run's levels, tests, steps and checks."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tsuka_core.backends.base import EFFORTS, ChatResponse
+from tsuka_core.errors import UsageError
+from tsuka_core.history import connect, response_from_json
+
+__all__ = ["StoredCheck", "StoredLevel", "StoredRun", "StoredStep", "StoredTest", "list_runs", "load_run", "run_id"]
+
+
+@dataclass(frozen=True)
+class StoredCheck:
+    """One check's recorded outcome."""
+
+    location: str
+    type: str
+    weight: float
+    status: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class StoredStep:
+    """One recorded step: the conversation as sent, the answer, and each check's outcome."""
+
+    index: int
+    sent: bool
+    messages: Sequence[Mapping[str, Any]]
+    response: ChatResponse | None
+    cached: bool
+    checks: tuple[StoredCheck, ...]
+
+
+@dataclass(frozen=True)
+class StoredTest:
+    """One recorded test of one level."""
+
+    name: str
+    file: str
+    category: str
+    weight: float
+    tools: Sequence[Mapping[str, Any]]
+    status: str
+    score: float
+    error: str | None
+    steps: tuple[StoredStep, ...] = ()
+
+    @property
+    def duration(self) -> float:
+        """Seconds its requests took."""
+        return sum(s.response.duration for s in self.steps if s.response is not None)
+
+
+@dataclass(frozen=True)
+class StoredLevel:
+    """One recorded model@effort."""
+
+    model: str
+    effort: str
+    effort_applied: bool
+    complete: bool
+    tier: str
+    scores: Mapping[str, float]
+    tokens_per_second: float
+    avg_completion_tokens: int
+    usage_estimated: bool
+    stored: bool
+    recommended: bool
+    extra: Mapping[str, Any]
+    notes: Sequence[str]
+    tests: tuple[StoredTest, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """``model@effort``."""
+        return f"{self.model}@{self.effort}"
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One recorded run (or rescore) and, when loaded whole, its levels."""
+
+    id: int
+    kind: str
+    status: str
+    started_at: str
+    finished_at: str | None
+    suite_path: str
+    suite_hash: str
+    benchmark_version: int
+    backend: str
+    provider: str
+    models: Sequence[str]
+    efforts: Sequence[str]
+    options: Mapping[str, Any]
+    source_run: int | None
+    levels: tuple[StoredLevel, ...] = field(default=(), repr=False)
+
+    def level(self, key: str) -> StoredLevel | None:
+        """The level ``model@effort`` of this run, or None."""
+        return next((lv for lv in self.levels if lv.key == key), None)
+
+
+def _ordered(models: Sequence[str], levels: Sequence[StoredLevel]) -> tuple[StoredLevel, ...]:
+    """Levels in the run's model order, then cheapest effort first (they are written as models finish)."""
+
+    def key(level: StoredLevel) -> tuple[int, int]:
+        model = models.index(level.model) if level.model in models else len(models)
+        effort = EFFORTS.index(level.effort) if level.effort in EFFORTS else len(EFFORTS)
+        return model, effort
+
+    return tuple(sorted(levels, key=key))
+
+
+def _run(row: sqlite3.Row, levels: Sequence[StoredLevel] = ()) -> StoredRun:
+    models = json.loads(row["models"])
+    return StoredRun(
+        id=row["id"],
+        kind=row["kind"],
+        status=row["status"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        suite_path=row["suite_path"],
+        suite_hash=row["suite_hash"],
+        benchmark_version=row["benchmark_version"],
+        backend=row["backend"],
+        provider=row["provider"],
+        models=models,
+        efforts=json.loads(row["efforts"]),
+        options=json.loads(row["options"]),
+        source_run=row["source_run"],
+        levels=_ordered(models, levels),
+    )
+
+
+def list_runs(path: Path, limit: int | None = None) -> list[tuple[StoredRun, list[StoredLevel]]]:
+    """The recorded runs, newest first, each with its levels (without their tests)."""
+    with closing(connect(path, create=False)) as db:
+        rows = db.execute("SELECT * FROM runs ORDER BY id DESC LIMIT ?", (-1 if limit is None else limit,)).fetchall()
+        found = [_run(row, [_level(db, lv, deep=False) for lv in _level_rows(db, row["id"])]) for row in rows]
+        return [(run, list(run.levels)) for run in found]
+
+
+def run_id(path: Path, ref: str) -> int:
+    """The id of the run ``ref`` names: a number, or ``last`` for the newest run."""
+    with closing(connect(path, create=False)) as db:
+        if ref in ("last", "latest"):
+            row = db.execute("SELECT max(id) FROM runs").fetchone()
+            if row[0] is None:
+                raise UsageError(f"no runs recorded in {path} yet")
+            return int(row[0])
+        if not ref.isdigit() or db.execute("SELECT 1 FROM runs WHERE id = ?", (int(ref),)).fetchone() is None:
+            raise UsageError(f"no run {ref!r} in {path} ('tsuka runs' lists them)")
+        return int(ref)
+
+
+def load_run(path: Path, ref: str | int) -> StoredRun:
+    """Run ``ref`` (an id or ``last``) with every level, test, step and check."""
+    number = ref if isinstance(ref, int) else run_id(path, ref)
+    with closing(connect(path, create=False)) as db:
+        row = db.execute("SELECT * FROM runs WHERE id = ?", (number,)).fetchone()
+        if row is None:
+            raise UsageError(f"no run {number} in {path} ('tsuka runs' lists them)")
+        return _run(row, tuple(_level(db, lv, deep=True) for lv in _level_rows(db, number)))
+
+
+def _level_rows(db: sqlite3.Connection, number: int) -> list[sqlite3.Row]:
+    return db.execute("SELECT * FROM levels WHERE run_id = ? ORDER BY id", (number,)).fetchall()
+
+
+def _level(db: sqlite3.Connection, row: sqlite3.Row, *, deep: bool) -> StoredLevel:
+    tests = db.execute("SELECT * FROM tests WHERE level_id = ? ORDER BY position", (row["id"],)).fetchall()
+    return StoredLevel(
+        model=row["model"],
+        effort=row["effort"],
+        effort_applied=bool(row["effort_applied"]),
+        complete=bool(row["complete"]),
+        tier=row["tier"],
+        scores=json.loads(row["scores"]),
+        tokens_per_second=row["tokens_per_second"],
+        avg_completion_tokens=row["avg_completion_tokens"],
+        usage_estimated=bool(row["usage_estimated"]),
+        stored=bool(row["stored"]),
+        recommended=bool(row["recommended"]),
+        extra=json.loads(row["extra"]),
+        notes=json.loads(row["notes"]),
+        tests=tuple(_test(db, t) for t in tests) if deep else (),
+    )
+
+
+def _test(db: sqlite3.Connection, row: sqlite3.Row) -> StoredTest:
+    steps = db.execute("SELECT * FROM steps WHERE test_id = ? ORDER BY id", (row["id"],)).fetchall()
+    return StoredTest(
+        name=row["name"],
+        file=row["file"],
+        category=row["category"],
+        weight=row["weight"],
+        tools=json.loads(row["tools"]),
+        status=row["status"],
+        score=row["score"],
+        error=row["error"],
+        steps=tuple(_step(db, s) for s in steps),
+    )
+
+
+def _step(db: sqlite3.Connection, row: sqlite3.Row) -> StoredStep:
+    checks = db.execute("SELECT * FROM checks WHERE step_id = ? ORDER BY position", (row["id"],)).fetchall()
+    response = row["response"]
+    return StoredStep(
+        index=row["idx"],
+        sent=bool(row["sent"]),
+        messages=json.loads(row["messages"]),
+        response=response_from_json(json.loads(response)) if response is not None else None,
+        cached=bool(row["cached"]),
+        checks=tuple(StoredCheck(c["location"], c["type"], c["weight"], c["status"], c["detail"]) for c in checks),
+    )

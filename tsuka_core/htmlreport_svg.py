@@ -1,0 +1,128 @@
+"""Inline SVG charts for the HTML report: grouped bars with an optional line, drawn without any script."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape
+
+__all__ = ["Series", "bar_chart"]
+
+WIDTH, HEIGHT = 460, 250
+LEFT, RIGHT, TOP, BOTTOM = 46, 46, 18, 44
+
+
+@dataclass(frozen=True)
+class Series:
+    """One named row of values, one per group (None where there is no value), drawn in one colour."""
+
+    name: str
+    color: str
+    values: Sequence[float | None]
+
+
+def _e(text: object) -> str:
+    return escape(str(text), quote=True)
+
+
+def _nice_max(value: float) -> float:
+    """The smallest 1, 2, 4, 5 or 8 times a power of ten at or above ``value`` (1 when there is nothing)."""
+    if value <= 0:
+        return 1.0
+    scale = 1.0
+    while scale * 10 <= value:
+        scale *= 10
+    while scale > value:
+        scale /= 10
+    return next(m * scale for m in (1, 2, 4, 5, 8, 10) if m * scale >= value)
+
+
+def _axis(top: float, fmt: Callable[[float], str], x: float, anchor: str) -> list[str]:
+    plot_h = HEIGHT - TOP - BOTTOM
+    parts: list[str] = []
+    for i in range(5):
+        value = top * i / 4
+        y = TOP + plot_h - plot_h * i / 4
+        if anchor == "end":
+            parts.append(f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>')
+        parts.append(f'<text class="tick" x="{x}" y="{y + 4:.1f}" text-anchor="{anchor}">{_e(fmt(value))}</text>')
+    return parts
+
+
+def bar_chart(
+    title: str,
+    groups: Sequence[str],
+    bars: Sequence[Series],
+    *,
+    fmt: Callable[[float], str] = lambda v: f"{v:g}",
+    top: float | None = None,
+    line: Series | None = None,
+    line_fmt: Callable[[float], str] = lambda v: f"{v:g}",
+    line_top: float = 1.0,
+    sublabels: Sequence[str] = (),
+) -> str:
+    """An SVG of grouped bars (one group per label, one bar per series), labelled; a line on a right axis if given."""
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    highest = max([v for s in bars for v in s.values if v is not None] or [0.0])
+    top = top if top is not None else _nice_max(highest)
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" '
+        f'aria-label="{_e(title)}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{_e(title)}</title>",
+        *_axis(top, fmt, LEFT - 6, "end"),
+    ]
+    if line is not None:
+        parts.extend(_axis(line_top, line_fmt, WIDTH - RIGHT + 6, "start"))
+    slot = plot_w / max(1, len(groups))
+    width = slot * 0.72 / max(1, len(bars))
+    for g, label in enumerate(groups):
+        x0 = LEFT + g * slot + slot * 0.14
+        for b, series in enumerate(bars):
+            value = series.values[g] if g < len(series.values) else None
+            if value is None:
+                continue
+            h = plot_h * min(value, top) / top
+            x, y = x0 + b * width, TOP + plot_h - h
+            parts.append(
+                f'<rect class="bar" x="{x:.1f}" y="{y:.1f}" width="{max(width - 2, 1):.1f}" height="{max(h, 0.5):.1f}" '
+                f'fill="{_e(series.color)}" rx="2">'
+                f"<title>{_e(series.name)} at {_e(label)}: {_e(fmt(value))}</title></rect>"
+            )
+            if len(bars) == 1 or width >= 30:
+                parts.append(
+                    f'<text class="value" x="{x + width / 2 - 1:.1f}" y="{y - 3:.1f}" text-anchor="middle">'
+                    f"{_e(fmt(value))}</text>"
+                )
+        cx = LEFT + g * slot + slot / 2
+        parts.append(
+            f'<text class="label" x="{cx:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{_e(label)}</text>'
+        )
+        if g < len(sublabels) and sublabels[g]:
+            parts.append(
+                f'<text class="sublabel" x="{cx:.1f}" y="{HEIGHT - BOTTOM + 31}" text-anchor="middle">'
+                f"{_e(sublabels[g])}</text>"
+            )
+    if line is not None:
+        parts.extend(_line(line, groups, slot, line_top, line_fmt))
+    parts.append(f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{TOP + plot_h}" y2="{TOP + plot_h}"/>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _line(series: Series, groups: Sequence[str], slot: float, top: float, fmt: Callable[[float], str]) -> list[str]:
+    plot_h = HEIGHT - TOP - BOTTOM
+    points = [
+        (LEFT + g * slot + slot / 2, TOP + plot_h - plot_h * min(v, top) / top, v, groups[g])
+        for g, v in enumerate(series.values)
+        if v is not None and g < len(groups)
+    ]
+    if not points:
+        return []
+    path = " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in points)
+    parts = [f'<polyline class="line" points="{path}" stroke="{_e(series.color)}"/>']
+    for x, y, v, label in points:
+        parts.append(
+            f'<circle class="dot" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{_e(series.color)}">'
+            f"<title>{_e(series.name)} at {_e(label)}: {_e(fmt(v))}</title></circle>"
+        )
+    return parts

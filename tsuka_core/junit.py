@@ -1,0 +1,146 @@
+"""What a run tells CI: its JUnit XML (a test case per model@effort and test) and the minimum-tier gate.
+
+In the XML, a wrong answer (a failed check, a step never sent because the
+chain broke) is a ``<failure>``; a request that failed for good (the server,
+the network, a backend's own bug) or a check that could not be evaluated is an
+``<error>``, so CI shows the model's mistakes apart from the tooling's.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from tsuka_core.results import CheckResult, LevelResult, TestResult
+from tsuka_core.scoring import Tier, tier_rank
+
+__all__ = ["below_tier", "junit_xml", "write_junit"]
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` with every character XML 1.0 cannot hold shown as ``\\xNN`` (model output may hold any)."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _checks(result: TestResult) -> list[tuple[int, CheckResult]]:
+    return [(step.index, check) for step in result.steps for check in step.checks]
+
+
+def _lines(checks: Iterable[tuple[int, CheckResult]]) -> str:
+    return "\n".join(f"{c.location} {c.type} ({c.outcome.status}): {c.outcome.detail}" for _, c in checks)
+
+
+def _answers(result: TestResult) -> str:
+    parts: list[str] = []
+    for step in result.steps:
+        if step.response is None:
+            continue
+        calls = "".join(f"\n  tool call {c.name}({c.arguments})" for c in step.response.tool_calls)
+        parts.append(f"step {step.index} answer: {step.response.text}{calls}")
+    return "\n".join(parts)
+
+
+def _case(parent: ET.Element, level: LevelResult, result: TestResult) -> str:
+    """Add one test case; return ``passed``, ``failure`` or ``error``."""
+    key = f"{level.model}@{level.effort}"
+    seconds = sum(result.durations)
+    case = ET.SubElement(
+        parent, "testcase", {"classname": key, "name": _xml_text(result.test.name), "time": f"{seconds:.3f}"}
+    )
+    checks = _checks(result)
+    errored = [(i, c) for i, c in checks if c.outcome.status == "errored"]
+    failed = [(i, c) for i, c in checks if c.outcome.status == "failed"]
+    if result.status == "error":
+        node = ET.SubElement(case, "error", {"type": "RequestError", "message": _xml_text(result.error or "")})
+        kind = "error"
+    elif errored:
+        message = f"{len(errored)} check(s) could not be evaluated"
+        node = ET.SubElement(case, "error", {"type": "CheckErrored", "message": message})
+        node.text = _xml_text(_lines([*errored, *failed]))
+        kind = "error"
+    elif failed:
+        message = f"score {result.score:g}: {len(failed)} of {len(checks)} check(s) failed"
+        node = ET.SubElement(case, "failure", {"type": "WrongAnswer", "message": message})
+        node.text = _xml_text(_lines(failed))
+        kind = "failure"
+    else:
+        return "passed"
+    answers = _answers(result)
+    if answers:
+        ET.SubElement(case, "system-out").text = _xml_text(answers)
+    return kind
+
+
+def _suite(parent: ET.Element, level: LevelResult) -> tuple[int, int, int, float]:
+    key = f"{level.model}@{level.effort}"
+    suite = ET.SubElement(parent, "testsuite", {"name": _xml_text(key)})
+    properties = ET.SubElement(suite, "properties")
+    facts = {
+        "tier": level.tier,
+        "effortApplied": str(level.effort_applied).lower(),
+        "testsHash": level.suite_hash,
+        "tokensPerSecond": f"{level.tokens_per_second:g}",
+        "avgCompletionTokens": str(level.avg_completion_tokens),
+        **{f"score.{c}": f"{s:g}" for c, s in level.scores.items()},
+    }
+    for name, value in facts.items():
+        ET.SubElement(properties, "property", {"name": name, "value": _xml_text(value)})
+    kinds = [_case(suite, level, result) for result in level.tests]
+    seconds = sum(sum(t.durations) for t in level.tests)
+    counts = (len(kinds), kinds.count("failure"), kinds.count("error"))
+    suite.attrib.update(
+        {
+            "tests": str(counts[0]),
+            "failures": str(counts[1]),
+            "errors": str(counts[2]),
+            "skipped": "0",
+            "time": f"{seconds:.3f}",
+        }
+    )
+    return (*counts, seconds)
+
+
+def junit_xml(levels: Sequence[LevelResult]) -> bytes:
+    """The JUnit XML of ``levels``: one ``<testsuite>`` per model@effort, one ``<testcase>`` per test."""
+    root = ET.Element("testsuites", {"name": "tsuka"})
+    totals = [_suite(root, level) for level in levels]
+    root.attrib.update(
+        {
+            "tests": str(sum(t[0] for t in totals)),
+            "failures": str(sum(t[1] for t in totals)),
+            "errors": str(sum(t[2] for t in totals)),
+            "time": f"{sum(t[3] for t in totals):.3f}",
+        }
+    )
+    ET.indent(root)
+    text: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return text + b"\n"
+
+
+def write_junit(path: Path, levels: Sequence[LevelResult]) -> None:
+    """Write :func:`junit_xml` of ``levels`` to ``path``."""
+    Path(path).write_bytes(junit_xml(levels))
+
+
+def below_tier(
+    levels: Sequence[LevelResult], recommendations: dict[str, str], minimum: Tier, models: Sequence[str] = ()
+) -> list[str]:
+    """One line per model whose tier at its recommended effort is below ``minimum``.
+
+    A model measured (it is in ``models`` or has a level) but without a
+    recommendation, because no level of it could be stored, counts as below.
+    """
+    names = list(dict.fromkeys([*models, *(level.model for level in levels)]))
+    problems: list[str] = []
+    for model in names:
+        effort = recommendations.get(model)
+        level = next((lv for lv in levels if lv.model == model and lv.effort == effort), None)
+        if level is None:
+            problems.append(f"{model}: no level could be stored, so it has no tier (needs {minimum})")
+        elif tier_rank(level.tier) < tier_rank(minimum):
+            problems.append(f"{model}@{effort} is {level.tier}, below the minimum tier {minimum}")
+    return problems

@@ -1,0 +1,195 @@
+"""Rescoring: judge the current suite's checks against the answers a recorded run got, without asking any model.
+
+Each test is replayed through the real runner with a backend that answers
+only from the recording: a request must equal, message for message and tool
+for tool, the one recorded at that step, or the test needs a live run. Profiles
+are written for the current suite hash only when every request of every level
+was answered from the recording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+import httpx
+
+from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, Effort
+from tsuka_core.errors import RequestError
+from tsuka_core.history import RunInfo, RunRecorder
+from tsuka_core.history_query import StoredLevel, StoredRun, StoredTest, load_run
+from tsuka_core.model import Suite, Test
+from tsuka_core.results import LevelResult, TestResult
+from tsuka_core.runner import run_test
+from tsuka_core.store import ProfileStore, profile_from_level, profile_key, recommend
+from tsuka_core.sweep import level_result
+
+__all__ = ["NeedsLiveRun", "ReplayBackend", "RescoreResult", "rescore_run", "tests_needing_live_run"]
+
+
+class NeedsLiveRun(RequestError):  # noqa: N818  (a condition, not a failure)
+    """A request the recording cannot answer: it changed, or was never answered."""
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+
+
+class ReplayBackend(Backend):
+    """Answers each request of one recorded test with the answer recorded for the same request at that step."""
+
+    name: ClassVar[str] = "replay"
+
+    def __init__(self, level: StoredLevel, test: StoredTest | None, run: StoredRun, client: httpx.AsyncClient) -> None:
+        super().__init__(BackendConfig(), client)
+        self._level, self._test, self._run = level, test, run
+        self._sent = 0
+
+    @property
+    def provider(self) -> str:
+        """The provider the recorded run reached."""
+        return self._run.provider
+
+    def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
+        """What the recorded level stored beside its scores, and the run its answers come from."""
+        del model, effort
+        return {**self._level.extra, "rescoredFrom": self._run.id}
+
+    async def list_models(self) -> list[str]:
+        """Only the recorded model."""
+        return [self._level.model]
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """The recorded answer of this step; NeedsLiveRun when the request is not the recorded one."""
+        index, self._sent = self._sent, self._sent + 1
+        run = f"run {self._run.id}"
+        if self._test is None:
+            raise NeedsLiveRun(f"{run} has no answers for this test (it is new, or renamed)")
+        steps = [s for s in self._test.steps if s.sent and s.response is not None]
+        if index >= len(steps) or steps[index].index != index:
+            raise NeedsLiveRun(f"{run} has no answer for request {index} of this test")
+        recorded = steps[index]
+        if _canonical([dict(m) for m in request.messages]) != _canonical(list(recorded.messages)):
+            raise NeedsLiveRun(
+                f"request {index} differs from the one in {run} (a prompt, tool result or system changed)"
+            )
+        if _canonical([dict(t) for t in request.tools]) != _canonical(list(self._test.tools)):
+            raise NeedsLiveRun(f"the tools of this test differ from those in {run}")
+        assert recorded.response is not None
+        return recorded.response
+
+
+def _replay_class(name: str) -> type[ReplayBackend]:
+    return type("ReplayBackend", (ReplayBackend,), {"name": name})
+
+
+@dataclass
+class RescoreResult:
+    """What a rescore found: every level judged again, what it wrote, and what needs a live run."""
+
+    source: StoredRun
+    suite: Suite
+    levels: list[LevelResult] = field(default_factory=list)
+    live: dict[str, list[str]] = field(default_factory=dict)
+    """``model@effort`` -> ``test: why`` for each test the recording cannot answer."""
+    profiles: dict[str, dict[str, Any]] = field(default_factory=dict)
+    recommendations: dict[str, str] = field(default_factory=dict)
+    history_run: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when every request of every level came from the recording."""
+        return not self.live
+
+
+async def _rescore_level(run: StoredRun, level: StoredLevel, suite: Suite, client: httpx.AsyncClient) -> LevelResult:
+    cls = _replay_class(run.backend)
+    recorded = {t.name: t for t in level.tests}
+    effort: Effort | None = level.effort if level.effort_applied else None  # type: ignore[assignment]
+    results: list[TestResult] = []
+    for test in suite.tests:
+        backend = cls(level, recorded.get(test.name), run, client)
+        results.append(await run_test(backend, test, level.model, effort))
+    stored_effort: Effort = level.effort  # type: ignore[assignment]
+    return level_result(cls(level, None, run, client), suite, level.model, stored_effort, level.effort_applied, results)
+
+
+async def _rescore_levels(run: StoredRun, suite: Suite) -> list[LevelResult]:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError(f"a rescore never sends requests (it tried {request.url})")
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(refuse)) as client:
+        return [await _rescore_level(run, level, suite, client) for level in run.levels]
+
+
+def _tested_at(run: StoredRun) -> datetime:
+    moment = (run.finished_at or run.started_at).replace("Z", "+00:00")
+    try:
+        return datetime.fromisoformat(moment)
+    except ValueError:
+        return datetime.now(UTC)
+
+
+def rescore_run(history: Path, ref: str | int, suite: Suite, store_path: Path, *, write: bool = True) -> RescoreResult:
+    """Judge ``suite`` against the answers of run ``ref``; store the profiles when every answer was recorded.
+
+    The store is read first, so a corrupt store stops the rescore before
+    anything is judged. With ``write=False`` nothing is stored or recorded.
+    """
+    store = ProfileStore(store_path)
+    store.read()
+    run = load_run(history, ref)
+    result = RescoreResult(run, suite, asyncio.run(_rescore_levels(run, suite)))
+    for level in result.levels:
+        missing = [f"{t.test.name}: {t.error}" for t in level.tests if t.status == "error"]
+        if missing:
+            result.live[profile_key(level.model, level.effort)] = missing
+    if result.ok and write:
+        _store(result, store, history)
+    return result
+
+
+def _store(result: RescoreResult, store: ProfileStore, history: Path) -> None:
+    moment = _tested_at(result.source)
+    by_model: dict[str, list[LevelResult]] = {}
+    for level in result.levels:
+        by_model.setdefault(level.model, []).append(level)
+        result.profiles[profile_key(level.model, level.effort)] = profile_from_level(level, moment)
+    for model, levels in by_model.items():
+        best = recommend(levels)
+        if best:
+            result.recommendations[model] = best
+    store.update(result.profiles, result.recommendations)
+    result.history_run = _record(result, history, by_model)
+
+
+def _record(result: RescoreResult, history: Path, by_model: Mapping[str, Sequence[LevelResult]]) -> int:
+    run = result.source
+    info = RunInfo(
+        suite_path=str(result.suite.path),
+        suite_hash=result.suite.hash,
+        backend=run.backend,
+        provider=run.provider,
+        models=list(by_model),
+        efforts=list(run.efforts),
+        options=dict(run.options),
+        kind="rescore",
+        source_run=run.id,
+    )
+    recorder = RunRecorder(history, info)
+    for model, levels in by_model.items():
+        stored = [level.effort for level in levels]
+        recorder.record_levels(levels, stored=stored, recommended=result.recommendations.get(model))
+    recorder.finish("ok")
+    return recorder.run_id
+
+
+def tests_needing_live_run(result: RescoreResult) -> list[Test]:
+    """The tests of the suite that some level could not rescore, in suite order."""
+    names = {line.split(":", 1)[0] for lines in result.live.values() for line in lines}
+    return [t for t in result.suite.tests if t.name in names]
