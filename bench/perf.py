@@ -221,10 +221,11 @@ class RunFailedError(Exception):
 
 
 def measure_rows(bench: Bench, server: LoopbackProcess, rows: Sequence[Row], repeats: int) -> None:
-    """Measure each row ``repeats`` times, printing each row as it completes (or why it failed)."""
+    """Measure each row ``repeats`` times (fewer past ``--row-seconds`` of ideal time), printing each as it ends."""
     for row in rows:
+        times = max(1, min(repeats, int(bench.args.row_seconds // row.ideal))) if row.ideal > 0 else repeats
         try:
-            for _ in range(repeats):
+            for _ in range(times):
                 measure_run(bench, server, row)
         except RunFailedError as failure:
             row.failure = str(failure)
@@ -489,6 +490,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("-l", "--latency", type=ints, default=[0, 200], help="milliseconds, comma-separated (0,200)")
     parser.add_argument("-r", "--repeats", type=int, default=None, help="runs per row, median kept (default 3)")
     parser.add_argument("--quick", action="store_true", help="one run per row; the N=2000 row only at 0 ms")
+    parser.add_argument(
+        "--row-seconds",
+        type=float,
+        default=60.0,
+        help="repeat a row only while its ideal time adds up to at most this (default 60: C=1 at 200 ms runs once)",
+    )
     parser.add_argument("--sweep", action="store_true", help=f"'tsuka run all': {len(SWEEP_MODELS)} models x 4 levels")
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up table")
     parser.add_argument("--no-pool", action="store_true", help="skip the HTTP client table")
@@ -543,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 measure_pools(bench, server, args.quick)
             if not args.no_startup:
                 print(STARTUP_HEAD)
-                measure_startups(bench, server, 3 if args.quick else 7)
+                measure_startups(bench, server, 3 if args.quick else 5)
             print(f"command: {' '.join(run_argv(bench, server, 'sweep' if args.sweep else 'run', args.n, 200, 4))}")
             print(ROW_HEAD)
             measure_rows(bench, server, plan(args), args.repeats)

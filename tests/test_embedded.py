@@ -125,11 +125,13 @@ def test_sampling_is_pinned_recorded_and_overridable() -> None:
     assert backend().profile_extra("m", None) == {
         "sampling": {"temperature": 0.0, "seed": 42, "repeatPenalty": 1.0, "topK": 1}
     }
-    tuned = backend(temperature=0.7, seed=7, options={"repeat_penalty": "1.1", "n_ctx": "2048", "threads": "1"})
+    tuned = backend(temperature=0.7, seed=7, options={"repeat_penalty": "1.1", "n_ctx": "2048", "threads": "2"})
     assert tuned.profile_extra("m", "low") == {
         "sampling": {"temperature": 0.7, "seed": 7, "repeatPenalty": 1.1, "topK": 40}
     }
-    assert (tuned.n_ctx, tuned.threads) == (2048, 1)
+    assert (tuned.n_ctx, tuned.threads) == (2048, 2)
+    assert (backend().n_ctx, backend().threads) == (4096, 1)
+    assert backend(options={"threads": "0"}).threads is None
     assert EmbeddedBackend.applies_effort is False
     assert backend().provider == "embedded"
 
@@ -201,6 +203,7 @@ def test_a_request_is_rendered_with_pinned_sampling_and_the_model_loaded_once(fa
         "prompt": render_prompt(messages, [FIND_USER]),
         "max_tokens": 512,
         "stop": ["<|im_end|>"],
+        "cache_prompt": False,
         "temperature": 0.0,
         "seed": 42,
         "repeat_penalty": 1.0,
@@ -352,6 +355,7 @@ def test_a_tool_call_is_parsed_from_the_model(smol: tuple[EmbeddedBackend, str])
 def test_the_same_request_gives_the_same_answer(smol: tuple[EmbeddedBackend, str]) -> None:
     subject, model = smol
     first = ask(subject, model, "Write one sentence about the sea.")
+    ask(subject, model, "Write one sentence about the moon.")  # another prompt with the same beginning
     second = ask(subject, model, "Write one sentence about the sea.")
     assert first.content == second.content
     assert first.completion_tokens == second.completion_tokens

@@ -56,7 +56,7 @@ SHOT: list[dict[str, Any]] = [
 
 def start_server(model: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
     """Start tests/llama_server.py; return the process and its base URL once it answers ``/health``."""
-    command = [sys.executable, str(SERVER_SCRIPT), str(model), "--alias", ALIAS, *extra]
+    command = [sys.executable, str(SERVER_SCRIPT), str(model), "--alias", ALIAS, "--threads", "1", *extra]
     with tempfile.TemporaryFile(mode="w+") as log:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
         try:

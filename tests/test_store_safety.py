@@ -25,6 +25,7 @@ from tsuka_core import Registry, Suite
 from tsuka_core import store as store_module
 from tsuka_core.backends import http
 from tsuka_core.cli.main import cli
+from tsuka_core.errors import StoreError
 from tsuka_core.store import ProfileStore, dumps_store
 from tsuka_core.suite import load_suite
 
@@ -235,21 +236,11 @@ def readonly_folder(tmp_path: Path) -> Iterator[Path]:
         folder.chmod(0o755)
 
 
-def run_in_readonly(folder: Path) -> tuple[subprocess.CompletedProcess[str], FaultServer]:
+def run_in_readonly(folder: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], FaultServer]:
     store = folder / "models_profile.json"
     with FaultServer(perfect) as server:
-        command = [
-            *without_file_privileges(),
-            str(TSUKA),
-            "run",
-            "m1",
-            "--base-url",
-            server.base_url,
-            "--profiles",
-            str(store),
-            "-e",
-            "none",
-        ]
+        run = ["run", "m1", "--base-url", server.base_url, "--profiles", str(store), "-e", "none", *extra]
+        command = [*without_file_privileges(), str(TSUKA), *run]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False, env=CLEAN_ENV)
     return done, server
 
@@ -270,12 +261,21 @@ def test_a_store_in_a_read_only_folder_is_one_line_and_loses_nothing(readonly_fo
     )
 
 
-def test_a_store_in_a_read_only_folder_is_refused_before_anything_is_measured(readonly_folder: Path) -> None:
+@pytest.mark.parametrize("history", ["--history", "--no-history"])
+def test_a_store_in_a_read_only_folder_is_refused_before_anything_is_measured(
+    readonly_folder: Path, history: str
+) -> None:
     """Measuring for a store that cannot take the result wastes the whole run: the check comes first."""
-    done, server = run_in_readonly(readonly_folder)
+    done, server = run_in_readonly(readonly_folder, history)
 
     assert done.returncode == 2, done.stderr
     assert [i.path for i, _ in server.log if i.is_chat] == []
+    lines = [line for line in done.stderr.splitlines() if line.startswith("tsuka:")]
+    assert len(lines) == 1, done.stderr
+    if history == "--no-history":
+        store = readonly_folder / "models_profile.json"
+        assert lines[0].startswith(f"tsuka: error: cannot write {store}: folder {readonly_folder} is not writable")
+        assert lines[0].endswith("nothing was written")
 
 
 def test_a_store_locked_past_the_timeout_is_one_line_and_loses_nothing(
@@ -311,3 +311,51 @@ def test_a_store_locked_past_the_timeout_is_one_line_and_loses_nothing(
     assert elapsed < 30
     assert store.read_text(encoding="utf-8") == original
     assert leftovers(tmp_path) == []
+
+
+# --- the store's own guards -----------------------------------------------------------------------------------------
+
+CHECK_WRITABLE = (
+    "import sys\n"
+    "from tsuka_core.errors import StoreError\n"
+    "from tsuka_core.store import ProfileStore\n"
+    "try:\n"
+    "    ProfileStore(sys.argv[1]).check_writable()\n"
+    "except StoreError as exc:\n"
+    "    print(exc)\n"
+    "    sys.exit(3)\n"
+)
+
+
+def test_check_writable_refuses_a_read_only_folder_in_one_line(readonly_folder: Path) -> None:
+    store = readonly_folder / "models_profile.json"
+    command = [*without_file_privileges(), PYTHON, "-c", CHECK_WRITABLE, str(store)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout.strip() == (
+        f"cannot write {store}: folder {readonly_folder} is not writable (Permission denied); nothing was written"
+    )
+    assert sorted(os.listdir(readonly_folder)) == ["models_profile.json"]
+
+
+def test_check_writable_passes_a_writable_folder_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    ProfileStore(tmp_path / "models_profile.json").check_writable()
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(StoreError, match=r"folder .* does not exist; create it first"):
+        ProfileStore(tmp_path / "missing" / "models_profile.json").check_writable()
+
+
+def test_a_write_clears_only_the_temporary_files_of_dead_writers(tmp_path: Path) -> None:
+    store = tmp_path / "models_profile.json"
+    dead = [tmp_path / ".models_profile.json.0123456789ab.tmp", tmp_path / ".models_profile.json.ba9876543210.tmp"]
+    kept = [
+        tmp_path / ".models_profile.json.backup.tmp",
+        tmp_path / ".other.json.0123456789ab.tmp",
+        tmp_path / "models_profile.json.0123456789ab.tmp",
+    ]
+    for path in dead + kept:
+        path.write_text("{", encoding="utf-8")
+    ProfileStore(store).update({"m@none": {"model": "m"}}, {})
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["models_profile.json", "models_profile.json.lock", *(p.name for p in kept)]
+    )

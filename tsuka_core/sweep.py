@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from tsuka_core.backends.base import EFFORTS, Backend, Effort, EffortRejected
 from tsuka_core.metrics import avg_completion_tokens, tokens_per_second

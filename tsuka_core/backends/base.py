@@ -5,12 +5,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from tsuka_core.answer import ToolCall
 from tsuka_core.errors import RequestError
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "EFFORTS",

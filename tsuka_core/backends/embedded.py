@@ -16,8 +16,15 @@ the model should be one trained on ChatML. Sampling is pinned so a run can be
 repeated: temperature 0 (greedy, top-k 1), seed 42, repeat penalty 1.0; a
 penalty of 1.1 (llama.cpp's old default) made SmolLM2 garble every tool call
 it otherwise wrote correctly. ``--temperature`` and ``--seed`` override, as do
-the options ``repeat_penalty``, ``n_ctx`` (default 4096) and ``threads``; the
-sampling used is recorded with each profile (:meth:`EmbeddedBackend.profile_extra`).
+the options ``repeat_penalty``, ``n_ctx`` (default 4096) and ``threads``
+(default 1, see :data:`DEFAULT_THREADS`); the sampling used is recorded with
+each profile (:meth:`EmbeddedBackend.profile_extra`). Answers stop at
+:data:`DEFAULT_MAX_TOKENS` tokens unless ``--max-tokens`` says otherwise.
+
+Every prompt is evaluated from scratch (llama.cpp's prompt cache is off): with
+it, an answer depended on what the request before had left in the cache, and
+two of the default suite's seven first prompts got other answers when the
+suite ran in reverse order.
 
 Each model is loaded once, on first use, and kept until :meth:`aclose`; its
 requests run one at a time in a worker thread. xllamacpp is imported only
@@ -37,13 +44,14 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, Effort, estimate_tokens
 from tsuka_core.backends.chatml import STOP, parse_tool_calls, render_prompt
 from tsuka_core.errors import BackendError, RequestError
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "BUNDLED_FILE",
@@ -66,6 +74,10 @@ _Number = TypeVar("_Number", int, float)
 DEFAULT_MAX_TOKENS = 512
 """Completion token limit per request unless the user sets one: every default-suite answer fits, and a
 tiny model caught in a repetition loop stops within seconds instead of minutes."""
+DEFAULT_THREADS = 1
+"""llama.cpp threads unless ``--option threads=N`` (0: llama.cpp's choice, every physical core). With more
+threads than idle cores its threads spin at every barrier: on a busy 2-core machine one thread generated
+26-49 tokens/s where two generated 2-12."""
 OPTIONS = ("n_ctx", "repeat_penalty", "threads")
 """The ``--option KEY=VALUE`` keys this backend reads."""
 
@@ -228,7 +240,7 @@ class EmbeddedBackend(Backend):
             repeat_penalty=_number_option(config.options, "repeat_penalty", 1.0, float),
         )
         self.n_ctx = _number_option(config.options, "n_ctx", 4096, int)
-        threads = _number_option(config.options, "threads", 0, int)
+        threads = _number_option(config.options, "threads", DEFAULT_THREADS, int)
         self.threads = threads or None
         self._slots: dict[Path, _Slot] = {}
         self._slots_lock = threading.Lock()
@@ -263,16 +275,20 @@ class EmbeddedBackend(Backend):
         known = ", ".join(found) or f"none ({INSTALL_MODEL})"
         raise BackendError(f"backend 'embedded' has no model {model!r}; available: {known}")
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        """Render the conversation, generate in a worker thread (one request per model at a time), parse calls."""
-        path = self.model_file(request.model)
-        payload: dict[str, object] = {
+    def completion_fields(self, request: ChatRequest) -> dict[str, object]:
+        """The runtime's completion request for ``request``: the ChatML prompt, limits, stop string, sampling."""
+        return {
             "prompt": render_prompt(request.messages, request.tools),
             "max_tokens": self.config.max_tokens or DEFAULT_MAX_TOKENS,
             "stop": list(STOP),
+            "cache_prompt": False,
             **self.sampling.request_fields(),
         }
-        result, duration = await asyncio.to_thread(self._generate, path, payload)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Render the conversation, generate in a worker thread (one request per model at a time), parse calls."""
+        path = self.model_file(request.model)
+        result, duration = await asyncio.to_thread(self._generate, path, self.completion_fields(request))
         return self._response(request.model, result, duration)
 
     def _generate(self, path: Path, payload: dict[str, object]) -> tuple[dict[str, Any], float]:

@@ -18,9 +18,11 @@ if TYPE_CHECKING:
 __all__ = ["COMMANDS", "print_records"]
 
 
-def _history_options(func: Any) -> Any:
-    from tsuka_core.history import HISTORY_ENV
+HISTORY_ENV = "TSUKA_HISTORY"
+"""The variable naming the run history file (kept here so --help needs no import of the history module)."""
 
+
+def _history_options(func: Any) -> Any:
     func = click.option(
         "--history-db",
         type=click.Path(path_type=Path, dir_okay=False),

@@ -45,7 +45,7 @@ def backend_options(func: Any) -> Any:
 
 def ci_options(func: Any) -> Any:
     """The options that record a run, reuse answers and serve CI (``docs/history-and-reports.md``)."""
-    from tsuka_core.history import HISTORY_ENV
+    from tsuka_core.cli.history_cmds import HISTORY_ENV
 
     options = [
         click.option(
