@@ -207,7 +207,7 @@ HOSTILE = {
     "answer: 1 MB of '{'": "{" * 1_000_000,
     "answer: 1 MB of '<think>'": "<think>" * 150_000,
     "answer: 300 '{' then 1 MB": "{" * 300 + "x" * 1_000_000,
-    "answer: one 16 KB token": "a" + "!" * 16_000 + "b",
+    "answer: one 24 KB token": "a" + "!" * 24_000 + "b",
 }
 HOSTILE_SECONDS = 10.0
 """How long the nine answers of one level may take to judge (the quadratic cases took minutes to hours)."""

@@ -21,7 +21,8 @@ __all__ = [
     "WordCount",
 ]
 
-_EDGES = regex.compile(r"^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$")
+_ALNUM = regex.compile(r"[\p{L}\p{N}]")
+_ALNUM_LAST = regex.compile(r"[\p{L}\p{N}]", regex.REVERSE)
 
 
 def clip(text: str, limit: int = 60) -> str:
@@ -77,8 +78,18 @@ class LineCount(CheckType[CountParams]):
         return Outcome.check(lines == self.params.value, f"expected {self.params.value} lines, got {lines}")
 
 
-def _words(text: str) -> list[str]:
-    return [w for w in (_EDGES.sub("", token) for token in text.split()) if w]
+def _trim(token: str) -> str:
+    """``token`` from its first to its last letter or number (linear: a regex anchored at both ends is quadratic)."""
+    first = _ALNUM.search(token)
+    last = _ALNUM_LAST.search(token)
+    return token[first.start() : last.end()] if first and last else ""
+
+
+def _word_at(text: str, position: int) -> str | None:
+    """The first (``position`` 0) or last (-1) word, trimmed; only the tokens up to it are looked at."""
+    tokens = text.split()
+    ordered = tokens if position == 0 else reversed(tokens)
+    return next((word for word in map(_trim, ordered) if word), None)
 
 
 class _WordAt(CheckType[WordParams]):
@@ -87,10 +98,10 @@ class _WordAt(CheckType[WordParams]):
     label: str
 
     def evaluate(self, answer: Answer) -> Outcome:
-        words = _words(answer.text)
-        if not words:
+        word = _word_at(answer.text, self.position)
+        if word is None:
             return Outcome.fail(f"no {self.label} word: the answer has no words")
-        word, want = words[self.position], self.params.value
+        want = self.params.value
         same = word.casefold() == want.casefold() if "i" in self.params.flags else word == want
         return Outcome.check(same, f"{self.label} word {word!r}, expected {want!r}")
 

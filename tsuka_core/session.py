@@ -64,6 +64,8 @@ class RunReport:
     """The id of this run in the run history, when it was recorded."""
     cache: dict[str, int] | None = None
     """``{"hits": n, "misses": n}`` of the response cache, when it was used."""
+    interrupted: bool = False
+    """True when the run was cancelled (Ctrl-C): ``profiles`` holds the complete levels stored before it stopped."""
 
     @property
     def ok(self) -> bool:
@@ -192,6 +194,7 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
     """
     store = ProfileStore(options.store_path)
     store.read()
+    store.check_writable()
     name = choose_backend(options.backend, options.config)
     async with make_client(options.concurrency, options.config.timeout) as client:
         backend = make_backend(registry, name, options.config, client)
@@ -225,6 +228,11 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
                     on_model=keep,
                 ),
             )
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is None or task.uncancel() > 0:
+                raise
+            report.interrupted = True  # the sweep stored every level that had completed; say so, do not crash
         finally:
             report.cache = cache_stats(backend)
             await backend.aclose()

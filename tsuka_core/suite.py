@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from tsuka_core.errors import SuiteError
@@ -40,17 +41,21 @@ def suite_hash(folder: Path) -> str:
     digest = hashlib.md5(usedforsecurity=False)
     for path in files:
         digest.update(path.name.encode("utf-8"))
-        digest.update(path.read_bytes())
+        with path.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
     return digest.hexdigest()[:8]
 
 
 def _read(path: Path) -> tuple[object, str | None]:
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_TEST_FILE_BYTES + 1)
+            size = os.fstat(handle.fileno()).st_size
     except OSError as exc:
         return None, f"{path.name}: cannot be read: {exc.strerror or exc}"
     if len(raw) > MAX_TEST_FILE_BYTES:
-        return None, f"{path.name}: {len(raw)} bytes, over the {MAX_TEST_FILE_BYTES} byte limit for a test file"
+        return None, f"{path.name}: {size} bytes, over the {MAX_TEST_FILE_BYTES} byte limit for a test file"
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

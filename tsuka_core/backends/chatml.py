@@ -18,9 +18,10 @@ matching ``<tool_call>``. Example values come from the schema (``enum``,
 
 Earlier assistant tool calls are rendered back in the same syntax, one per
 line after any text; a tool result becomes a ``tool`` turn holding the result
-text as it is. (SmolLM2-135M only copied the result back when it was wrapped in
-``<tool_response>`` tags, in a ``tool`` or a ``user`` turn; bare, it went on
-to the next call in the reference suite's two-step tests.)
+text as it is. (SmolLM2-135M copied a result wrapped in ``<tool_response>``
+tags back word for word, in a ``tool`` turn as in a ``user`` turn; given bare,
+it made the expected follow-up call in the reference suite's write-then-append
+test.)
 
 Parsing follows what Ollama and vLLM do for Hermes-style models: reasoning is
 removed first (a call inside ``<think>`` is not a call), then every

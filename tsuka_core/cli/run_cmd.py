@@ -236,6 +236,11 @@ def run(
     )
     with make_progress() as progress:
         report = asyncio.run(run_benchmark(options, loaded, registry, progress))
+    if report.interrupted:
+        kept = ", ".join(report.profiles)
+        said = f"kept {len(report.profiles)} complete level(s) in {profiles}: {kept}" if kept else "nothing was stored"
+        click.echo(f"tsuka: interrupted; {said}; levels still running were not stored", err=True)
+        raise SystemExit(130)
     print_report(report, profiles, to_stderr=as_json)
     if as_json:
         from tsuka_core.store import dumps_store

@@ -30,6 +30,8 @@ DEFAULT_HOST = "http://127.0.0.1:11434"
 """Where Ollama listens unless ``--base-url`` or ``OLLAMA_HOST`` says otherwise."""
 DEFAULT_PORT = 11434
 
+DEFAULT_NUM_PREDICT = 8192
+"""Completion token limit per request unless --max-tokens sets one (thinking models need room)."""
 OPTIONS = ("num_ctx", "keep_alive")
 """The ``--option KEY=VALUE`` keys this backend reads."""
 
@@ -157,7 +159,7 @@ class OllamaBackend(Backend):
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body of one ``/api/chat`` request."""
-        options: dict[str, Any] = {"num_predict": self.config.max_tokens}
+        options: dict[str, Any] = {"num_predict": self.config.max_tokens or DEFAULT_NUM_PREDICT}
         if self.config.temperature is not None:
             options["temperature"] = self.config.temperature
         if self.config.seed is not None:
