@@ -38,7 +38,6 @@ def register_check_types(register: RegisterCheckType) -> None:
 def register_backends(register: RegisterBackend) -> None:
     """Register the built-in backends: an OpenAI-compatible server, and a model run in-process."""
     from tsuka_core.backends.embedded import EmbeddedBackend
-
     from tsuka_core.backends.openai import OpenAIBackend
 
     register(OpenAIBackend)
