@@ -13,8 +13,7 @@ from answerers import perfect, tool_shy, which_test
 from loopback import Handler, LoopbackServer, Reply
 
 import tsuka_core
-from tsuka_checks_builtin import plugin as builtin_plugin
-from tsuka_core import LoadedPlugin, RegisterBackend, RegisterCheckType, Registry, Suite, run_test
+from tsuka_core import Registry, Suite, run_test
 from tsuka_core.backends import http
 from tsuka_core.backends.base import BackendConfig, Effort, EffortRejected
 from tsuka_core.backends.openai import OpenAIBackend
@@ -36,23 +35,6 @@ LOOKUP: dict[str, Any] = {
     "type": "function",
     "function": {"name": "lookup", "description": "Look a word up.", "parameters": {"type": "object"}},
 }
-
-
-class BuiltinsWithoutEmbedded:
-    """The built-in check types and the OpenAI-compatible backend, and nothing else."""
-
-    @tsuka_core.hookimpl
-    def register_check_types(self, register: RegisterCheckType) -> None:
-        builtin_plugin.register_check_types(register)
-
-    @tsuka_core.hookimpl
-    def register_backends(self, register: RegisterBackend) -> None:
-        register(OpenAIBackend)
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return Registry.from_plugins([LoadedPlugin("builtin", "tsuka", "0", BuiltinsWithoutEmbedded())])
 
 
 @pytest.fixture(scope="module")

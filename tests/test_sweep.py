@@ -30,13 +30,9 @@ from answerers import (
 from loopback import LoopbackServer, Reply
 
 import tsuka_core
-from tsuka_checks_builtin import plugin as builtin_plugin
 from tsuka_core import (
     EFFORTS,
     BackendConfig,
-    LoadedPlugin,
-    RegisterBackend,
-    RegisterCheckType,
     Registry,
     RunOptions,
     RunReport,
@@ -45,7 +41,6 @@ from tsuka_core import (
 )
 from tsuka_core.backends import http
 from tsuka_core.backends.base import Effort
-from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.suite import load_suite
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -85,23 +80,6 @@ SHY_FAILURES = [
     ("tool_write_append", "steps[1].checks[2]", "tool_arg_equals"),
     ("tool_write_append", "steps[1].checks[3]", "tool_arg_regex"),
 ]
-
-
-class BuiltinsWithoutEmbedded:
-    """The built-in check types and the OpenAI-compatible backend, and nothing else."""
-
-    @tsuka_core.hookimpl
-    def register_check_types(self, register: RegisterCheckType) -> None:
-        builtin_plugin.register_check_types(register)
-
-    @tsuka_core.hookimpl
-    def register_backends(self, register: RegisterBackend) -> None:
-        register(OpenAIBackend)
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return Registry.from_plugins([LoadedPlugin("builtin", "tsuka", "0", BuiltinsWithoutEmbedded())])
 
 
 @pytest.fixture(scope="module")
