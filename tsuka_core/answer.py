@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tsuka_core.jsontools import MISSING, repair_json
+from tsuka_core.jsontools import MISSING, json_type_name, repair_json
 
 __all__ = ["Answer", "ToolCall", "normalise_tool_call", "parse_arguments", "strip_reasoning"]
 
@@ -73,8 +73,8 @@ def parse_arguments(raw: object) -> tuple[Any, str | None]:
 
 
 def _kind(value: object) -> str:
-    names = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
+    kind = json_type_name(value)
+    return "number" if kind == "integer" else kind
 
 
 @dataclass(frozen=True, slots=True)
