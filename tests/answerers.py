@@ -121,11 +121,19 @@ def refusing_effort(body: dict[str, Any], n: int) -> Reply:
 
 
 def throttled(answerer: Answerer, every: int = 3) -> Answerer:
-    """Answer 429 with ``Retry-After: 0`` to every ``every``-th request, like ``answerer`` to the rest."""
+    """Answer 429 with ``Retry-After: 0`` once to every ``every``-th distinct request, like ``answerer`` otherwise.
+
+    A request is throttled on its first attempt only, so its retry succeeds however the concurrent
+    requests of a run interleave: which requests are throttled depends on arrival order, how many does not.
+    """
+    seen: dict[str, int] = {}
 
     def answer(body: dict[str, Any], n: int) -> Reply:
-        if n % every == every - 1:
-            return Reply.error(429, "rate limit reached, slow down", retry_after=0)
+        key = json.dumps(body, sort_keys=True)
+        if key not in seen:
+            seen[key] = len(seen)
+            if seen[key] % every == every - 1:
+                return Reply.error(429, "rate limit reached, slow down", retry_after=0)
         return answerer(body, n)
 
     return answer
