@@ -293,7 +293,8 @@ def run_info(options: RunOptions, suite: Suite, backend: Backend, models: Sequen
         "seed": config.seed,
         "modelPath": config.model_path,
         "backendOptions": safe_options(config.options),
-        "cache": options.cache_path is not None,
+        "cache": options.cache_path is not None and options.repeats == 1,
+        "repeats": options.repeats,
     }
     return RunInfo(
         suite_path=str(suite.path),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tsuka_core.results import TestResult
+from tsuka_core.results import TestResult, group_runs
 from tsuka_core.scoring import round_half_up
 
 __all__ = ["avg_completion_tokens", "tokens_per_second"]
@@ -13,9 +13,11 @@ __all__ = ["avg_completion_tokens", "tokens_per_second"]
 def avg_completion_tokens(tests: Sequence[TestResult]) -> int:
     """Mean over tests of each test's mean completion tokens per request, rounded half-up to an integer.
 
+    A test run several times counts once, with the requests of all its runs.
     Tests that sent no request are left out; 0 when none sent any.
     """
-    means = [sum(tokens) / len(tokens) for tokens in (t.completion_tokens for t in tests) if tokens]
+    pooled = ([c for run in group.runs for c in run.completion_tokens] for group in group_runs(tests))
+    means = [sum(tokens) / len(tokens) for tokens in pooled if tokens]
     if not means:
         return 0
     return int(round_half_up(sum(means) / len(means), 0))

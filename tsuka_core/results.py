@@ -9,9 +9,9 @@ from typing import Any, Literal
 from tsuka_core.backends.base import ChatResponse, Effort
 from tsuka_core.model import Category, Test
 from tsuka_core.outcome import Outcome
-from tsuka_core.scoring import Tier
+from tsuka_core.scoring import Tier, mean_score, score_spread
 
-__all__ = ["CheckResult", "LevelResult", "StepResult", "TestResult", "TestStatus"]
+__all__ = ["CheckResult", "LevelResult", "RepeatedTest", "StepResult", "TestResult", "TestStatus", "group_runs"]
 
 TestStatus = Literal["ok", "error"]
 
@@ -49,6 +49,8 @@ class TestResult:
     steps: tuple[StepResult, ...] = ()
     error: str | None = None
     """Why the test could not be measured (a request that failed for good)."""
+    repeat: int = 1
+    """Which run of the test this is, from 1 to the level's ``repeats``."""
 
     @property
     def completion_tokens(self) -> list[int]:
@@ -67,6 +69,37 @@ class TestResult:
 
 
 @dataclass(frozen=True)
+class RepeatedTest:
+    """Every run of one test at one level, with the score the level counts (their mean) and its spread."""
+
+    test: Test
+    runs: tuple[TestResult, ...]
+
+    @property
+    def scores(self) -> list[float]:
+        """Each run's score, in run order."""
+        return [r.score for r in self.runs]
+
+    @property
+    def score(self) -> float:
+        """The mean of the runs' scores, rounded half-up to two decimals."""
+        return mean_score(self.scores)
+
+    @property
+    def spread(self) -> float:
+        """The population standard deviation of the runs' scores (0 for a single run)."""
+        return score_spread(self.scores)
+
+
+def group_runs(tests: Sequence[TestResult]) -> list[RepeatedTest]:
+    """``tests`` grouped by test, in the order each test first appears, runs in repeat order."""
+    groups: dict[int, list[TestResult]] = {}
+    for result in tests:
+        groups.setdefault(id(result.test), []).append(result)
+    return [RepeatedTest(runs[0].test, tuple(sorted(runs, key=lambda r: r.repeat))) for runs in groups.values()]
+
+
+@dataclass(frozen=True)
 class LevelResult:
     """The whole suite for one model at one effort: scores, tier and speed, or what failed."""
 
@@ -75,6 +108,7 @@ class LevelResult:
     """The level stored: the requested one, or ``none`` when efforts could not be applied."""
     effort_applied: bool
     tests: tuple[TestResult, ...]
+    """Every run of every test, test by test in suite order, each test's runs in repeat order."""
     scores: Mapping[Category, float]
     tier: Tier
     tokens_per_second: float
@@ -85,6 +119,13 @@ class LevelResult:
     backend: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Backend-specific facts to store with the profile (sampling of an in-process model, say)."""
+    repeats: int = 1
+    """How many times each test was run (``--repeats``)."""
+
+    @property
+    def per_test(self) -> list[RepeatedTest]:
+        """Each test once, with all its runs, its mean score and its spread."""
+        return group_runs(self.tests)
 
     @property
     def complete(self) -> bool:
@@ -94,4 +135,10 @@ class LevelResult:
     @property
     def errors(self) -> list[str]:
         """``test name: cause`` for each test that ended in error."""
-        return [f"{t.test.name}: {t.error}" for t in self.tests if t.status == "error"]
+        return [f"{self.run_label(t)}: {t.error}" for t in self.tests if t.status == "error"]
+
+    def run_label(self, result: TestResult) -> str:
+        """The test's name, with ``(run K of N)`` when the level ran each test more than once."""
+        if self.repeats > 1:
+            return f"{result.test.name} (run {result.repeat} of {self.repeats})"
+        return result.test.name

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
 from tsuka_core.model import CATEGORIES, Category
 
-__all__ = ["TIERS", "Tier", "category_score", "round_half_up", "score_checks", "tier_for", "tier_rank"]
+__all__ = [
+    "TIERS",
+    "Tier",
+    "category_score",
+    "mean_score",
+    "round_half_up",
+    "score_checks",
+    "score_spread",
+    "tier_for",
+    "tier_rank",
+]
 
 Tier = Literal["small", "medium", "large"]
 TIERS: tuple[Tier, ...] = ("small", "medium", "large")
@@ -28,6 +39,19 @@ def score_checks(results: Iterable[tuple[float, bool]]) -> float:
     if total <= 0:
         return 0.0
     return round_half_up(sum(weight for weight, ok in pairs if ok) / total)
+
+
+def mean_score(runs: Sequence[float]) -> float:
+    """The score of a test run several times: the mean of its runs' scores, rounded half-up; 0 without runs."""
+    return round_half_up(sum(runs) / len(runs)) if runs else 0.0
+
+
+def score_spread(runs: Sequence[float]) -> float:
+    """How far a repeated test's scores vary: their population standard deviation, rounded half-up; 0 for one run."""
+    if len(runs) < 2:
+        return 0.0
+    mean = sum(runs) / len(runs)
+    return round_half_up(math.sqrt(sum((r - mean) ** 2 for r in runs) / len(runs)))
 
 
 def category_score(scores: Sequence[tuple[float, float]]) -> float:

@@ -40,6 +40,8 @@ class RunOptions:
     """The run history file (``tsuka_core.history``) to record the run in; None records nothing."""
     cache_path: Path | None = None
     """Answer requests seen before from this history file's response cache, and keep new answers; None: no cache."""
+    repeats: int = 1
+    """How many times to run each test at each level; above 1 the response cache is bypassed."""
 
 
 @dataclass
@@ -198,7 +200,11 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
     name = choose_backend(options.backend, options.config)
     async with make_client(options.concurrency, options.config.timeout) as client:
         backend = make_backend(registry, name, options.config, client)
-        if options.cache_path is not None:
+        if options.cache_path is not None and options.repeats > 1:
+            observer.note(
+                f"--repeats {options.repeats} bypasses the response cache: every run asks the model for a fresh answer"
+            )
+        elif options.cache_path is not None:
             backend = with_cache(backend, options.cache_path)
         report = RunReport(backend.name, backend.provider, suite)
         try:
@@ -224,6 +230,7 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
                     models,
                     options.efforts,
                     concurrency=options.concurrency,
+                    repeats=options.repeats,
                     observer=observer,
                     on_model=keep,
                 ),

@@ -99,7 +99,7 @@ def profile_from_level(level: LevelResult, tested_at: datetime | None = None) ->
         "testedAt": format_tested_at(tested_at or datetime.now(UTC)),
         "benchmarkVersion": BENCHMARK_VERSION,
         "testsHash": level.suite_hash,
-        "testResults": [{"name": t.test.name, "category": t.test.category, "score": t.score} for t in level.tests],
+        "testResults": _test_results(level),
         "reasoningEffort": level.effort,
         "avgCompletionTokens": level.avg_completion_tokens,
     }
@@ -111,8 +111,22 @@ def profile_from_level(level: LevelResult, tested_at: datetime | None = None) ->
     return profile
 
 
+def _test_results(level: LevelResult) -> list[dict[str, Any]]:
+    """``{name, category, score}`` per test; with repeats, the mean score, its ``spread`` and each run's score."""
+    entries: list[dict[str, Any]] = []
+    for group in level.per_test:
+        entry: dict[str, Any] = {"name": group.test.name, "category": group.test.category, "score": group.score}
+        if level.repeats > 1:
+            entry["spread"] = group.spread
+            entry["runs"] = group.scores
+        entries.append(entry)
+    return entries
+
+
 def _engine_fields(level: LevelResult) -> dict[str, Any]:
     fields: dict[str, Any] = {"backend": level.backend, "effortApplied": level.effort_applied}
+    if level.repeats > 1:
+        fields["repeats"] = level.repeats
     if level.usage_estimated:
         fields["usageEstimated"] = True
     return fields

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from tsuka_core.backends.base import EFFORTS, Backend, Effort, EffortRejected
 from tsuka_core.metrics import avg_completion_tokens, tokens_per_second
-from tsuka_core.model import CATEGORIES, Suite
-from tsuka_core.results import LevelResult, TestResult
+from tsuka_core.model import CATEGORIES, Suite, Test
+from tsuka_core.results import LevelResult, TestResult, group_runs
 from tsuka_core.runner import run_test
 from tsuka_core.scoring import category_score, tier_for
 
@@ -40,10 +41,22 @@ class ModelSweep:
 
 
 def level_result(
-    backend: Backend, suite: Suite, model: str, effort: Effort, applied: bool, tests: Sequence[TestResult]
+    backend: Backend,
+    suite: Suite,
+    model: str,
+    effort: Effort,
+    applied: bool,
+    tests: Sequence[TestResult],
+    repeats: int = 1,
 ) -> LevelResult:
-    """Score one level's test results into a LevelResult (errored tests count 0 and mark it incomplete)."""
-    scores = {c: category_score([(t.test.weight, t.score) for t in tests if t.test.category == c]) for c in CATEGORIES}
+    """Score one level's test results into a LevelResult (errored tests count 0 and mark it incomplete).
+
+    With repeats, ``tests`` holds every run and a test counts with the mean of its runs' scores.
+    """
+    per_test = group_runs(tests)
+    scores = {
+        c: category_score([(t.test.weight, t.score) for t in per_test if t.test.category == c]) for c in CATEGORIES
+    }
     extra = backend.profile_extra(model, effort if applied else None)
     return LevelResult(
         model=model,
@@ -59,6 +72,7 @@ def level_result(
         provider=backend.provider,
         backend=backend.name,
         extra=extra,
+        repeats=repeats,
     )
 
 
@@ -70,21 +84,25 @@ class _Sweeper:
         limiter: asyncio.Semaphore,
         observer: SweepObserver,
         on_model: Callable[[ModelSweep], Awaitable[None]],
+        repeats: int,
     ) -> None:
         self.backend, self.suite, self.limiter = backend, suite, limiter
-        self.observer, self.on_model = observer, on_model
+        self.observer, self.on_model, self.repeats = observer, on_model, repeats
 
     async def level(self, model: str, effort: Effort | None) -> LevelResult:
         label: Effort = effort or "none"
-        self.observer.level_started(model, label, effort is not None, len(self.suite.tests))
+        self.observer.level_started(model, label, effort is not None, len(self.suite.tests) * self.repeats)
 
-        async def one(test_index: int) -> TestResult:
-            result = await run_test(self.backend, self.suite.tests[test_index], model, effort, self.limiter)
+        async def one(test: Test, repeat: int) -> TestResult:
+            result = await run_test(self.backend, test, model, effort, self.limiter)
+            if repeat > 1:
+                result = dataclasses.replace(result, repeat=repeat)
             self.observer.test_done(model, label, result)
             return result
 
-        tests = await asyncio.gather(*(one(i) for i in range(len(self.suite.tests))))
-        return level_result(self.backend, self.suite, model, label, effort is not None, tests)
+        runs = [one(test, repeat) for test in self.suite.tests for repeat in range(1, self.repeats + 1)]
+        tests = await asyncio.gather(*runs)
+        return level_result(self.backend, self.suite, model, label, effort is not None, tests, self.repeats)
 
     async def model(self, model: str, efforts: Sequence[Effort]) -> ModelSweep:
         swept = ModelSweep(model)
@@ -134,10 +152,14 @@ async def sweep_models(
     efforts: Sequence[Effort] = EFFORTS,
     *,
     concurrency: int = 4,
+    repeats: int = 1,
     observer: SweepObserver,
     on_model: Callable[[ModelSweep], Awaitable[None]],
 ) -> list[ModelSweep]:
     """Run the suite for every model at every effort, at most ``concurrency`` requests at once.
+
+    With ``repeats`` above 1 every test runs that many times at each level, as
+    independent conversations; a level scores each test with its runs' mean.
 
     A model's levels are handed to ``on_model`` once all of them are measured
     (or, when the sweep is cancelled, those that finished), so an effort the
@@ -145,5 +167,7 @@ async def sweep_models(
     come back in model order, levels in effort order.
     """
     ordered = [e for e in EFFORTS if e in efforts]
-    sweeper = _Sweeper(backend, suite, asyncio.Semaphore(max(1, concurrency)), observer, on_model)
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, not {repeats}")
+    sweeper = _Sweeper(backend, suite, asyncio.Semaphore(max(1, concurrency)), observer, on_model, repeats)
     return list(await asyncio.gather(*(sweeper.model(m, ordered) for m in models)))

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tsuka_core.model import CATEGORIES, Suite
-from tsuka_core.results import LevelResult
+from tsuka_core.results import LevelResult, TestResult
 
 __all__ = ["console", "format_weight", "level_summary", "percent", "suite_table"]
 
@@ -55,24 +55,42 @@ def tier_text(tier: str) -> Text:
     return Text(tier, style=f"bold {TIER_STYLE.get(tier, '')}")
 
 
-def level_summary(level: LevelResult) -> Iterable[Text | str]:
-    """Lines summarising one level: tier, categories, speed, each test's score and failed checks."""
+def level_summary(level: LevelResult) -> Iterable[Text]:
+    """Lines summarising one level: tier, categories, speed, each test's score and failed checks.
+
+    With repeats, a test shows its mean score, the spread and each run's score;
+    a failed check names the run it failed in. Test names, errors and details
+    are shown as plain text, never read as markup.
+    """
     applied = "" if level.effort_applied else " (effort not applied)"
-    head = Text.assemble((f"{level.model}@{level.effort}", "bold"), applied, "  tier ", tier_text(level.tier))
-    yield head
+    repeated = f"  ({level.repeats} runs per test)" if level.repeats > 1 else ""
+    yield Text.assemble((f"{level.model}@{level.effort}", "bold"), applied, "  tier ", tier_text(level.tier), repeated)
     cats = "  ".join(f"{c} {percent(level.scores.get(c, 0.0))}" for c in CATEGORIES)
     estimated = " (estimated)" if level.usage_estimated else ""
     speed = f"{level.tokens_per_second:g} tok/s"
-    yield f"  {cats}  |  {speed}  |  avg {level.avg_completion_tokens} completion tokens{estimated}"
-    for result in level.tests:
-        if result.status == "error":
-            yield Text(f"    {result.test.name:<28} ERROR  {result.error}", style="red")
+    yield Text(f"  {cats}  |  {speed}  |  avg {level.avg_completion_tokens} completion tokens{estimated}")
+    for group in level.per_test:
+        name = group.test.name
+        if level.repeats == 1 and group.runs[0].status == "error":
+            yield Text(f"    {name:<28} ERROR  {group.runs[0].error}", style="red")
             continue
-        yield f"    {result.test.name:<28} {result.score:.2f}"
-        for step in result.steps:
-            for check in step.checks:
-                if check.outcome.passed:
-                    continue
-                mark = "!" if check.outcome.status == "errored" else "x"
-                style = "magenta" if mark == "!" else "dim"
-                yield Text(f"      {mark} {check.location} {check.type}: {check.outcome.detail}", style=style)
+        if level.repeats == 1:
+            yield Text(f"    {name:<28} {group.score:.2f}")
+        else:
+            runs = " ".join("ERR" if r.status == "error" else f"{r.score:.2f}" for r in group.runs)
+            yield Text(f"    {name:<28} {group.score:.2f} ± {group.spread:.2f}  runs {runs}")
+        for run in group.runs:
+            yield from _run_failures(run, f"run {run.repeat}: " if level.repeats > 1 else "")
+
+
+def _run_failures(result: TestResult, prefix: str) -> Iterable[Text]:
+    """One line per check that did not pass in one run (and the error that stopped it, with repeats)."""
+    if result.status == "error" and prefix:
+        yield Text(f"      {prefix}ERROR  {result.error}", style="red")
+    for step in result.steps:
+        for check in step.checks:
+            if check.outcome.passed:
+                continue
+            mark = "!" if check.outcome.status == "errored" else "x"
+            style = "magenta" if mark == "!" else "dim"
+            yield Text(f"      {mark} {prefix}{check.location} {check.type}: {check.outcome.detail}", style=style)

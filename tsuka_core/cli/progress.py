@@ -17,6 +17,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from tsuka_core.backends.base import Effort
 from tsuka_core.results import TestResult
@@ -66,10 +67,10 @@ class RichProgress:
     def __init__(self) -> None:
         self.console = Console(stderr=True)
         self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
+            TextColumn("{task.description}", style="bold", markup=False),  # model and test names are not markup
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[last]}"),
+            TextColumn("{task.fields[last]}", markup=False),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=self.console,
@@ -91,12 +92,13 @@ class RichProgress:
 
     def test_done(self, model: str, effort: Effort, result: TestResult) -> None:
         """Advance the level's bar."""
-        last = "error" if result.status == "error" else f"{result.test.name} {result.score:.2f}"
+        run = f" #{result.repeat}" if result.repeat > 1 else ""
+        last = "error" if result.status == "error" else f"{result.test.name}{run} {result.score:.2f}"
         self.progress.update(self.tasks[f"{model}@{effort}"], advance=1, last=last)
 
     def note(self, message: str) -> None:
         """Print a note above the bars."""
-        self.progress.console.print(f"[yellow]note:[/yellow] {message}")
+        self.progress.console.print(Text.assemble(("note:", "yellow"), f" {message}"))
 
 
 def make_progress() -> PlainProgress | RichProgress:

@@ -18,7 +18,7 @@ def print_report(report: RunReport, store_path: Path, *, to_stderr: bool = False
     """Print every level's summary, the recommendations, what was stored and what failed."""
     out = console(stderr=to_stderr)
     lines: list[Text | str] = [
-        f"[dim]backend {report.backend} at {report.provider}, suite {report.suite.path} ({report.suite.hash})[/dim]"
+        Text(f"backend {report.backend} at {report.provider}, suite {report.suite.path} ({report.suite.hash})", "dim")
     ]
     for swept in report.sweeps:
         for level in swept.levels:
@@ -29,21 +29,23 @@ def print_report(report: RunReport, store_path: Path, *, to_stderr: bool = False
     out.print(*lines, sep="\n")
     for swept in report.sweeps:
         for note in swept.notes:
-            out.print(f"[yellow]note:[/yellow] {note}")
+            out.print(Text.assemble(("note:", "yellow"), f" {note}"))
         best = report.recommendations.get(swept.model)
         if best:
             level = next(lv for lv in swept.levels if lv.effort == best)
             out.print(
                 "Recommendation: ",
-                f"{swept.model} at effort [bold]{best}[/bold] (tier ",
+                Text(f"{swept.model} at effort "),
+                Text(best, "bold"),
+                " (tier ",
                 tier_text(level.tier),
                 ")",
                 sep="",
             )
     if report.profiles:
-        out.print(f"Stored {len(report.profiles)} profile(s) in {store_path}: {', '.join(report.profiles)}")
+        out.print(Text(f"Stored {len(report.profiles)} profile(s) in {store_path}: {', '.join(report.profiles)}"))
     for failure in report.failed:
-        out.print(f"[red]not measured:[/red] {failure}")
+        out.print(Text.assemble(("not measured:", "red"), f" {failure}"))
 
 
 def _level_json(level: LevelResult) -> dict[str, Any]:
@@ -54,10 +56,12 @@ def _level_json(level: LevelResult) -> dict[str, Any]:
         "complete": level.complete,
         "tier": level.tier,
         "scores": dict(level.scores),
+        "repeats": level.repeats,
         "tests": [
             {
                 "name": t.test.name,
                 "category": t.test.category,
+                "repeat": t.repeat,
                 "status": t.status,
                 "score": t.score,
                 "error": t.error,

@@ -176,6 +176,15 @@ def make_config(values: dict[str, Any]) -> Any:
     show_default=True,
     help="Requests in flight at once.",
 )
+@click.option(
+    "-n",
+    "--repeats",
+    type=click.IntRange(min=1, max=1000),
+    default=1,
+    show_default=True,
+    help="Run each test N times; a test scores the mean of its runs and the profile keeps the spread "
+    "(bypasses --cache).",
+)
 @click.option("--temperature", type=float, help="Sampling temperature (sent only when given).")
 @click.option("--seed", type=int, help="Sampling seed (sent only when given).")
 @click.option(
@@ -193,6 +202,7 @@ def run(
     suite: Path | None,
     profiles: Path,
     concurrency: int,
+    repeats: int,
     as_json: bool,
     **values: Any,
 ) -> None:
@@ -208,6 +218,7 @@ def run(
       tsuka run all                                   embedded model, no server
       tsuka run all --base-url http://127.0.0.1:8080/v1
       tsuka run qwen3:8b -b openai -e none -e medium -j 8
+      tsuka run all --temperature 0.7 --repeats 5       how much do answers vary?
 
     Exit status: 0 when every level was measured and stored, 1 when some level
     could not be (it is named, and an earlier profile for it is kept), 2 for
@@ -232,6 +243,7 @@ def run(
         efforts=tuple(efforts) or EFFORT_CHOICES,  # type: ignore[arg-type]
         store_path=profiles,
         concurrency=concurrency,
+        repeats=repeats,
         **history_options(values, profiles),
     )
     with make_progress() as progress:
