@@ -53,6 +53,8 @@ class StoredTest:
     score: float
     error: str | None
     steps: tuple[StoredStep, ...] = ()
+    repeat: int = 1
+    """Which run of the test this is, from 1 to its level's ``repeats``."""
 
     @property
     def duration(self) -> float:
@@ -78,6 +80,9 @@ class StoredLevel:
     extra: Mapping[str, Any]
     notes: Sequence[str]
     tests: tuple[StoredTest, ...] = ()
+    """Every recorded run of every test, test by test, runs in repeat order."""
+    repeats: int = 1
+    """How many times each test was run (``--repeats``)."""
 
     @property
     def key(self) -> str:
