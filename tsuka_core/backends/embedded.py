@@ -34,7 +34,6 @@ then, so ``import tsuka_core`` stays fast. Its server also listens on a random
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import importlib.util
 import os
@@ -288,6 +287,8 @@ class EmbeddedBackend(Backend):
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Render the conversation, generate in a worker thread (one request per model at a time), parse calls."""
         path = self.model_file(request.model)
+        import asyncio  # loaded with the event loop; not at registration, which 'tsuka validate' pays for
+
         result, duration = await asyncio.to_thread(self._generate, path, self.completion_fields(request))
         return self._response(request.model, result, duration)
 
@@ -339,6 +340,8 @@ class EmbeddedBackend(Backend):
 
     async def aclose(self) -> None:
         """Free every loaded model (waiting for a request in progress to finish)."""
+        import asyncio
+
         await asyncio.to_thread(self._close_all)
 
     def _close_all(self) -> None:

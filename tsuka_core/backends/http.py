@@ -21,7 +21,6 @@ redacted too, for whoever turns logging on.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import email.utils
 import json
@@ -33,12 +32,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-import httpx
-
 from tsuka_core.errors import RequestError
+
+if TYPE_CHECKING:  # httpx and asyncio load when a request is made: 'tsuka validate' never needs them
+    import httpx
 
 __all__ = [
     "BACKOFF_BASE",
@@ -158,8 +158,13 @@ class _RedactUrls(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple):
-            record.args = tuple(redact_url(str(a)) if isinstance(a, httpx.URL) else a for a in record.args)
+            record.args = tuple(redact_url(str(a)) if _is_url(a) else a for a in record.args)
         return True
+
+
+def _is_url(value: object) -> bool:
+    """True for an ``httpx.URL``, told without importing httpx (only httpx logs through the filtered logger)."""
+    return type(value).__name__ == "URL" and type(value).__module__.startswith("httpx")
 
 
 logging.getLogger("httpx").addFilter(_RedactUrls())
@@ -281,6 +286,8 @@ async def request_json(
     call = _Call(method, url, body, headers, timeout, limit, f"{method} {redact_url(url)}")
     attempts = max(retries, 0) + 1
     base = BACKOFF_BASE if backoff_base is None else backoff_base
+    import asyncio
+
     pause = sleep or asyncio.sleep
     for attempt in range(attempts):
         try:
@@ -307,6 +314,10 @@ def _final(error: RequestError, secrets: Sequence[str], attempts: int) -> Reques
 
 async def _exchange(client: httpx.AsyncClient, call: _Call) -> _Exchange:
     """One attempt: send, read the body within its bound, and sort failures into transient or final."""
+    import asyncio
+
+    import httpx
+
     started = time.perf_counter()
     timeouts: Any = httpx.USE_CLIENT_DEFAULT if call.timeout is None else call.timeout
     try:
@@ -335,6 +346,8 @@ async def _exchange(client: httpx.AsyncClient, call: _Call) -> _Exchange:
 
 
 def _transport_reason(exc: Exception) -> str:
+    import httpx
+
     kind = type(exc).__name__
     detail = _one_line(str(exc))
     if isinstance(exc, httpx.ConnectError):

@@ -6,10 +6,8 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
-
-import httpx
 
 from tsuka_core.answer import ToolCall, normalise_tool_call, strip_reasoning
 from tsuka_core.backends.base import (
@@ -23,6 +21,9 @@ from tsuka_core.backends.base import (
 )
 from tsuka_core.backends.http import JsonReply, StatusError, redact_url, request_json, url_secrets
 from tsuka_core.errors import BackendError, RequestError
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["OpenAIBackend", "is_effort_rejection", "outgoing_message", "parse_completion"]
 
