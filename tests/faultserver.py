@@ -377,7 +377,8 @@ class _Handler(socketserver.BaseRequestHandler):
             )
             state.seen[key] += 1
             over = len(state.log) >= state.max_requests or state.ended()
-        fault = Fault.NONE if over else state.plan(incoming)
+        served = incoming.is_chat or (request.method == "GET" and request.path.rstrip("/") == "/v1/models")
+        fault = Fault.NONE if over or not served else state.plan(incoming)  # a 404 is never a fault
         with state.lock:
             state.log.append((incoming, fault))
             if fault is not Fault.NONE:

@@ -540,3 +540,51 @@ def test_loopback_is_bounded_and_reports_handler_errors() -> None:
         complete_live(server, retries=5)
     assert len(server.requests) == 6, "503 is retried like any 5xx"
     assert [str(e) for e in server.errors] == ["scripted bug", "scripted bug"]
+
+
+# --- servers that accept efforts and ignore them ----------------------------------------------------------------------
+
+
+def props(supports: Any) -> httpx.Response:
+    """llama.cpp's ``GET /props`` answer, reduced to what the backend reads."""
+    caps = {"supports_reasoning_effort": supports, "supports_tools": True}
+    return httpx.Response(200, json={"chat_template_caps": caps})
+
+
+@pytest.mark.parametrize(
+    ("answer", "ignored"),
+    [
+        (props(False), True),
+        (props(True), False),
+        (props(None), False),
+        (httpx.Response(404, json={"error": {"message": "Not Found"}}), False),
+        (httpx.Response(200, json=["not", "an", "object"]), False),
+        (httpx.Response(200, text="<html>not JSON</html>"), False),
+        (httpx.Response(500, json={"error": {"message": "busy"}}), False),
+        (httpx.ConnectError("refused"), False),
+    ],
+    ids=["false", "true", "null", "404", "array", "html", "500", "refused"],
+)
+def test_only_a_props_saying_false_marks_efforts_as_ignored(answer: httpx.Response | Exception, ignored: bool) -> None:
+    mock = Mock(answer)
+
+    reason = run(lambda b: b.effort_ignored("m1"), transport=httpx.MockTransport(mock), retries=3)
+
+    assert (reason is not None) == ignored
+    assert [str(r.url) for r in mock.requests] == ["http://mock.test/props"]  # asked once, never retried
+    if reason is not None:
+        assert "supports_reasoning_effort is false" in reason
+
+
+def test_props_is_asked_once_per_backend_with_the_key_and_never_shows_it() -> None:
+    mock = Mock(props(False))
+
+    async def twice(backend: OpenAIBackend) -> list[str | None]:
+        return [await backend.effort_ignored("m1"), await backend.effort_ignored("m2")]
+
+    reasons = run(twice, transport=httpx.MockTransport(mock), base_url="http://mock.test:8080/v1", api_key="sk-secret")
+
+    assert len(mock.requests) == 1
+    assert mock.requests[0].url == "http://mock.test:8080/props"
+    assert mock.requests[0].headers["authorization"] == "Bearer sk-secret"
+    assert all(r is not None and "sk-secret" not in r and "mock.test:8080/v1" in r for r in reasons)

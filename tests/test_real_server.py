@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import selectors
 import subprocess
 import sys
@@ -15,10 +16,12 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
 from tsuka_core.backends.base import BackendConfig, ChatRequest, ChatResponse, Effort
 from tsuka_core.backends.embedded import INSTALL_MODEL, INSTALL_RUNTIME, bundled_model_path
 from tsuka_core.backends.openai import OpenAIBackend
+from tsuka_core.cli.main import cli
 
 SERVER_SCRIPT = Path(__file__).with_name("llama_server.py")
 ALIAS = "smollm2"
@@ -221,3 +224,28 @@ def test_a_multi_turn_tool_conversation_on_a_tool_capable_template(tool_server: 
     ]
     reply = complete(tool_server, messages, [FIND_USER], effort="low")
     assert reply.completion_tokens > 0
+
+
+@pytest.mark.model
+def test_the_backend_learns_from_props_that_efforts_would_be_ignored(plain_server: str) -> None:
+    async def main() -> str | None:
+        async with httpx.AsyncClient() as client:
+            return await OpenAIBackend(BackendConfig(base_url=f"{plain_server}/v1"), client).effort_ignored(ALIAS)
+
+    reason = asyncio.run(main())
+    assert reason is not None
+    assert "supports_reasoning_effort is false" in reason
+
+
+@pytest.mark.model
+def test_a_sweep_of_a_template_without_efforts_is_measured_once_as_none(plain_server: str, tmp_path: Path) -> None:
+    store = tmp_path / "p.json"
+    args = ["run", ALIAS, "--base-url", f"{plain_server}/v1", "-e", "none", "-e", "low", "--temperature", "0"]
+    result = CliRunner().invoke(cli, [*args, "--seed", "42", "--max-tokens", "48", "--profiles", str(store)])
+
+    assert result.exit_code == 0, result.output
+    profiles = json.loads(store.read_text(encoding="utf-8"))["profiles"]
+    assert list(profiles) == [f"{ALIAS}@none"]
+    assert profiles[f"{ALIAS}@none"]["effortApplied"] is False
+    assert "would accept reasoning_effort and ignore it" in result.stderr
+    assert "measured once without it, as none" in result.stderr

@@ -131,6 +131,10 @@ class CachingBackend(Backend):
         """The wrapped backend's effort parameters."""
         return self.inner.effort_params(effort)
 
+    async def effort_ignored(self, model: str) -> str | None:
+        """The wrapped backend's answer (never cached)."""
+        return await self.inner.effort_ignored(model)
+
     def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
         """The wrapped backend's recorded facts."""
         return self.inner.profile_extra(model, effort)

@@ -109,6 +109,9 @@ class _Sweeper:
         if not self.backend.applies_effort:
             note = f"{model}: backend {self.backend.name!r} cannot apply efforts; measured once, stored as none"
             return await self._once(swept, note)
+        ignored = await self.backend.effort_ignored(model)
+        if ignored:
+            return await self._once(swept, f"{model}: {ignored}; measured once without it, as none")
         rejected: list[EffortRejected] = []
         try:
             levels = await self._levels(swept, efforts)

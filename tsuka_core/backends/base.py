@@ -124,6 +124,17 @@ class Backend:
         del effort
         return {}
 
+    async def effort_ignored(self, model: str) -> str | None:
+        """Why the server would accept the effort parameter for ``model`` but ignore it; None when it applies it.
+
+        Asked once per model before its sweep. A reason makes the sweep measure
+        the model once without efforts, stored as ``none`` with
+        ``effortApplied: false``, and the run prints the reason. The default
+        knows of no such server and returns None.
+        """
+        del model
+        return None
+
     def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
         """Facts to store with the profile of ``model`` at ``effort`` (``None``: not applied); default none.
 

@@ -42,6 +42,13 @@ def is_effort_rejection(status: int | None, message: str) -> bool:
     return status in (400, 422) and _REASONING_REFUSAL.search(message) is not None
 
 
+PROPS_TIMEOUT = 10.0
+"""Seconds the ``/props`` question may take; a server that does not answer it in time is taken to apply efforts."""
+
+PROPS_MAX_BYTES = 1024 * 1024
+"""The most of a ``/props`` answer read (llama.cpp's is a few kilobytes, its chat template included)."""
+
+
 class OpenAIBackend(Backend):
     """Any OpenAI-compatible chat-completions server, reached at a base URL such as ``http://localhost:8080/v1``.
 
@@ -70,6 +77,7 @@ class OpenAIBackend(Backend):
         self.base_url = base_url.rstrip("/")
         self.api_key = _checked_key((config.api_key or os.environ.get("OPENAI_API_KEY") or "").strip()) or None
         self._secrets = [*([self.api_key] if self.api_key else []), *url_secrets(self.base_url)]
+        self._props: Mapping[str, Any] | None = None
 
     @property
     def provider(self) -> str:
@@ -87,6 +95,43 @@ class OpenAIBackend(Backend):
         if not isinstance(entries, list):
             raise RequestError(f"GET {self.provider}/models: the answer has no 'data' list of models")
         return [entry["id"] for entry in entries if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
+
+    async def effort_ignored(self, model: str) -> str | None:
+        """The reason when the server is llama.cpp and its chat template does not use ``reasoning_effort``.
+
+        llama.cpp's server accepts the parameter with any value and, unless the
+        model's chat template reads it, changes nothing; its ``GET /props`` (at
+        the server root) says so in ``chat_template_caps``. Any other server, or
+        a ``/props`` that cannot be read, gives None: efforts are sent.
+        """
+        del model
+        if self._props is None:
+            self._props = await self._server_props()
+        caps = self._props.get("chat_template_caps")
+        if isinstance(caps, Mapping) and caps.get("supports_reasoning_effort") is False:
+            return (
+                f"the llama.cpp server at {self.provider} would accept reasoning_effort and ignore it "
+                "(GET /props: chat_template_caps.supports_reasoning_effort is false)"
+            )
+        return None
+
+    async def _server_props(self) -> Mapping[str, Any]:
+        """llama.cpp's ``GET /props``, asked once without retries; empty when the server has none."""
+        root = self.base_url.removesuffix("/v1")
+        try:
+            reply = await request_json(
+                self.client,
+                "GET",
+                f"{root}/props",
+                headers=self._headers(),
+                retries=0,
+                timeout=min(self.config.timeout, PROPS_TIMEOUT),
+                max_bytes=PROPS_MAX_BYTES,
+                secrets=self._secrets,
+            )
+        except RequestError:
+            return {}
+        return reply.data if isinstance(reply.data, Mapping) else {}
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Send one chat completion and return the normalised answer.
@@ -125,10 +170,14 @@ class OpenAIBackend(Backend):
             body.update(self.effort_params(request.effort))
         return body
 
-    async def _send(self, method: str, path: str, body: Any) -> JsonReply:
+    def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    async def _send(self, method: str, path: str, body: Any) -> JsonReply:
+        headers = self._headers()
         try:
             return await request_json(
                 self.client,
