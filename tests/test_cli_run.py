@@ -176,7 +176,7 @@ def test_named_models_are_measured_without_asking_for_the_list(tmp_path: Path) -
 
     assert result.exit_code == 0, result.stderr
     assert list(stored(store)["profiles"]) == ["beta@medium"]
-    assert [r.path for r in server.requests if r.method == "GET"] == []
+    assert [r.path for r in server.requests if r.method == "GET"] == ["/props"]  # llama.cpp's, not the model list
 
 
 def test_a_refused_effort_is_said_plainly_and_stored_as_none(tmp_path: Path) -> None:

@@ -123,7 +123,8 @@ def test_runs_lists_every_run_newest_first(recorded: tuple[Path, dict[str, Any],
     assert "beta@none small*" in result.stdout
     as_json = json.loads(invoke("runs", "--profiles", store, "--json").stdout)
     assert [r["id"] for r in as_json] == [1]
-    assert as_json[0]["levels"][0] == {"key": "alpha@none", "tier": "large", "recommended": True}
+    assert as_json[0]["levels"][0] == {"key": "alpha@none", "tier": "large", "recommended": True, "repeats": 1}
+    assert "repeats" not in result.stdout  # a single run says nothing of repeats
 
 
 def test_show_prints_levels_then_checks_then_a_transcript(recorded: tuple[Path, dict[str, Any], int]) -> None:
@@ -261,7 +262,7 @@ def _as_results(levels: Any) -> list[Any]:
     return [
         SimpleNamespace(
             model=lv.model, effort=lv.effort, effort_applied=True, complete=True, tier=lv.tier, scores={},
-            tokens_per_second=0.0, avg_completion_tokens=0, usage_estimated=False, extra={}, tests=(),
+            tokens_per_second=0.0, avg_completion_tokens=0, usage_estimated=False, extra={}, tests=(), repeats=1,
         )
         for lv in levels
     ]  # fmt: skip

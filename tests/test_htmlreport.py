@@ -7,8 +7,10 @@ import re
 import signal
 import struct
 import subprocess
+import threading
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,10 @@ import pytest
 from answerers import by_effort, by_model, perfect, tool_shy
 from history_helpers import invoke
 from loopback import LoopbackServer, Reply
+
+from tsuka_core.backends.base import ChatResponse
+from tsuka_core.history_query import StoredCheck, StoredLevel, StoredRun, StoredStep, StoredTest, group_tests
+from tsuka_core.htmlreport import render_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 NEEDS_CHROMIUM = pytest.mark.skipif(
@@ -51,6 +57,25 @@ def evil(body: dict[str, Any], n: int) -> Reply:
     return Reply.text(f"{reply.content} {INJECTED}", reasoning=f"thinking {INJECTED}")
 
 
+def right_then_wrong() -> Callable[[dict[str, Any], int], Reply]:
+    """Answer each conversation right the first time it is asked and with script-laden text the second time.
+
+    The two runs of a test send the same first request, so with ``--repeats 2`` one run of every test is
+    answered right and the other wrong, whichever of them reaches the server first.
+    """
+    asked: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def answer(body: dict[str, Any], n: int) -> Reply:
+        key = repr((body["model"], body.get("reasoning_effort"), body["messages"]))
+        with lock:
+            asked[key] += 1
+            first = asked[key] == 1
+        return perfect(body, n) if first else Reply.text(f"wrong {INJECTED}")
+
+    return answer
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The report of a run of two models, one of which answers with script at effort low."""
@@ -64,6 +89,20 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     made = invoke("report", "--profiles", store, "-o", page)
     assert made.exit_code == 0, made.stderr
     assert f"Wrote {page} (run 1, 6 level(s))" in made.stdout
+    return page
+
+
+@pytest.fixture(scope="module")
+def repeated_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of a run with --repeats 2 in which one run of every test is answered right, the other wrong."""
+    folder = tmp_path_factory.mktemp("repeated")
+    store, page = folder / "models_profile.json", folder / "report.html"
+    with LoopbackServer(right_then_wrong(), models=["gamma"]) as server:
+        ran = invoke("run", "gamma", "--base-url", server.base_url, "--profiles", store, "-e", "none",
+                     "--repeats", "2")  # fmt: skip
+    assert ran.exit_code == 0, ran.stderr
+    made = invoke("report", "--profiles", store, "-o", page)
+    assert made.exit_code == 0, made.stderr
     return page
 
 
@@ -83,8 +122,17 @@ class Elements(HTMLParser):
 
 
 def parse(page: Path) -> Elements:
+    return parse_text(page.read_text(encoding="utf-8"))
+
+
+def words(page: Elements) -> str:
+    """The page's text, one space between pieces (table cells, say) and wherever there was white space."""
+    return " ".join(" ".join(page.text).split())
+
+
+def parse_text(html: str) -> Elements:
     parser = Elements()
-    parser.feed(page.read_text(encoding="utf-8"))
+    parser.feed(html)
     return parser
 
 
@@ -134,6 +182,104 @@ def test_the_page_shows_tiers_charts_recommendation_and_checks(report: Path) -> 
     summaries = [t for t, _ in page.tags].count("details")
     assert summaries >= 2 * 7 * 2  # every test of each model, and a transcript per level
     assert "Write one English sentence of exactly 8 words" in text
+    assert "±" not in text  # a single run shows a score, not a mean and spread
+    assert "run 1 of" not in text
+
+
+def test_a_repeated_run_shows_each_tests_mean_and_spread(repeated_report: Path) -> None:
+    page = parse(repeated_report)
+    text = words(page)
+
+    assert "each test run 2 times: mean ± spread" in text
+    assert "frase_8_parole instruction 50% ± 50%" in text
+    titles = [a.get("title") for t, a in page.tags if t == "span" and a.get("class") == "score mid"]
+    assert "runs: 100%, 0%" in titles or "runs: 0%, 100%" in titles
+    run_folds = [a for t, a in page.tags if t == "details" and a.get("class") == "run"]
+    assert len(run_folds) == 7 * 2
+    assert text.count("run 1 of 2") == text.count("run 2 of 2") == 7 * 2  # in each run's summary and transcript
+    assert text.count(f"wrong {INJECTED}") == 7  # the wrong run of each test, shown as text
+    assert Counter(tag for tag, _ in page.tags)["script"] == 0
+
+
+# --- a repeated test, built by hand ---------------------------------------------------------------------------------
+
+
+def stored_test(name: str, repeat: int, *, passed: bool, answer: str = "", error: str | None = None) -> StoredTest:
+    """A one-step test whose one check passed or failed; ``error`` makes it a run that could not be measured."""
+    status = "passed" if passed else "failed"
+    check = StoredCheck("checks[0]", "contains", 1.0, status, f"detail of run {repeat}")
+    response = None if error else ChatResponse(answer, completion_tokens=5, duration=0.25)
+    step = StoredStep(0, error is None, [{"role": "user", "content": f"ask {name}"}], response, False,
+                      () if error else (check,))  # fmt: skip
+    return StoredTest(name, f"{name}.json", "instruction", 1.0, [], "error" if error else "ok",
+                      1.0 if passed and not error else 0.0, error, (step,), repeat)  # fmt: skip
+
+
+def stored_run(tests: tuple[StoredTest, ...], repeats: int) -> StoredRun:
+    level = StoredLevel("m1", "none", True, True, "small", {"instruction": 0.5}, 20.0, 5, False, True, True, {}, [],
+                        tests, repeats)  # fmt: skip
+    return StoredRun(7, "run", "ok", "2026-01-01T00:00:00Z", None, "suite", "abc", 5, "openai", "http://x", ["m1"],
+                     ["none"], {}, None, (level,))  # fmt: skip
+
+
+def test_group_tests_keeps_suite_order_and_puts_runs_in_repeat_order() -> None:
+    tests = (stored_test("b", 2, passed=True), stored_test("b", 1, passed=False), stored_test("a", 1, passed=True))
+
+    groups = group_tests(tests)
+
+    assert [(g.first.name, [t.repeat for t in g.runs]) for g in groups] == [("b", [1, 2]), ("a", [1])]
+    assert (groups[0].score, groups[0].spread, groups[0].repeated) == (0.5, 0.5, True)
+    assert (groups[1].score, groups[1].spread, groups[1].repeated) == (1.0, 0.0, False)
+    assert groups[0].label(1) == "run 2 of 2"
+
+
+def test_each_run_of_a_repeated_test_shows_its_checks_and_transcript() -> None:
+    tests = (
+        stored_test("flaky", 1, passed=True, answer="right"),
+        stored_test("flaky", 2, passed=False, answer=f"bad {INJECTED}"),
+        stored_test("flaky", 3, passed=True, answer="right again"),
+        stored_test("broken", 1, passed=True, answer="fine"),
+        stored_test("broken", 2, passed=False, error="HTTP 500 <b>down</b>"),
+        stored_test("broken", 3, passed=True, answer="fine"),
+    )
+    html = render_report(stored_run(tests, 3))
+    page = parse_text(html)
+    text = words(page)
+
+    assert "flaky instruction 67% ± 47%" in text
+    assert "broken instruction 67% ± 47%" in text
+    spans = [
+        (a.get("class"), a.get("title")) for t, a in page.tags if t == "span" and "runs:" in (a.get("title") or "")
+    ]
+    assert ("score mid", "runs: 100%, 0%, 100%") in spans
+    assert ("score err", "runs: 100%, error, 100%") in spans  # a run in error marks the test
+    cells = [a.get("class") for t, a in page.tags if t == "td" and "run" in (a.get("class") or "").split()]
+    checks, scores = ["run passed", "run failed", "run passed"], ["run"] * 3
+    assert cells == [*checks, *scores, "run passed", "run", "run passed", *scores]  # the run in error has no check
+    marks = [a.get("title") for t, a in page.tags if t == "span" and a.get("class") == "mark" and a.get("title")]
+    assert marks[:3] == ["detail of run 1", "detail of run 2", "detail of run 3"]
+    for k in (1, 2, 3):
+        assert text.count(f"run {k} of 3") == 2 * 2  # each test: the run's summary and its transcript's heading
+    assert "ask flaky" in text
+    assert f"bad {INJECTED}" in text
+    assert "HTTP 500 <b>down</b>" in text
+    assert Counter(tag for tag, _ in page.tags)["script"] == 0
+    assert "HTTP 500 &lt;b&gt;down&lt;/b&gt;" in html
+    assert "each test run 3 times" in text
+
+
+def test_a_level_of_single_runs_renders_as_without_repeats() -> None:
+    tests = (stored_test("once", 1, passed=True, answer="right"), stored_test("other", 1, passed=False, answer="no"))
+
+    html = render_report(stored_run(tests, 1))
+    text = words(parse_text(html))
+
+    assert "once instruction 100% other instruction 0%" in text
+    assert "±" not in text
+    assert "run 1 of" not in text
+    assert "each test run" not in text
+    assert '<details class="run">' not in html
+    assert '<table class="runs">' not in html
 
 
 def test_a_report_without_history_is_one_line(tmp_path: Path) -> None:
@@ -208,6 +354,18 @@ def test_in_chromium_the_page_loads_clean_and_the_injection_stays_text(report: P
     assert "PWNED" not in re.search(r"<title>(.*?)</title>", dom, re.DOTALL).group(1)  # type: ignore[union-attr]
     assert "&lt;script&gt;document.title=" in dom
     assert len(re.findall(r'<rect class="bar"', dom)) == 30
+
+
+@BROWSER
+@NEEDS_CHROMIUM
+def test_in_chromium_a_repeated_run_shows_mean_and_spread(repeated_report: Path, profile: Path) -> None:
+    dom, console = dom_of(repeated_report, profile)
+
+    assert console == []
+    assert "data-pwned" not in dom.split("<body", 1)[1].split(">", 1)[0]
+    assert re.search(r'<span class="score mid" title="runs: (100%, 0%|0%, 100%)">50% ± 50%</span>', dom)
+    assert dom.count('<details class="run">') == 7 * 2
+    assert "&lt;script&gt;document.title=" in dom
 
 
 @BROWSER

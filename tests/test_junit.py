@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import threading
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 from answerers import by_model, failing, fooled, perfect, tool_shy
-from history_helpers import invoke, stored
+from history_helpers import DEFAULT_SUITE, invoke, stored
 from loopback import LoopbackServer, Reply
 
 from tsuka_core.backends import http
+from tsuka_core.suite import load_suite
 
 MODELS = {"good": perfect, "fooled": fooled, "down": failing(500, "the model crashed")}
 
@@ -98,6 +101,41 @@ def test_model_output_cannot_break_the_xml(tmp_path: Path) -> None:
     root = ET.parse(report).getroot()
     outputs = [c.findtext("system-out") or "" for c in root.iter("testcase")]
     assert any("\\x00\\x1b[31m</failure>]]><x/>&amp;" in text for text in outputs)
+
+
+def test_with_repeats_each_run_is_a_case_and_a_flaky_test_shows_which_failed(tmp_path: Path) -> None:
+    asked: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def right_then_wrong(body: dict[str, Any], n: int) -> Reply:
+        """Right the first time a conversation is asked, an empty answer the second: one run of each test fails."""
+        with lock:
+            asked[repr(body["messages"])] += 1
+            first = asked[repr(body["messages"])] == 1
+        return perfect(body, n) if first else Reply.text("")
+
+    report = tmp_path / "junit.xml"
+    with LoopbackServer(right_then_wrong, models=["m1"]) as server:
+        result = invoke("run", "m1", "--base-url", server.base_url, "--profiles", tmp_path / "p.json", "-e", "none",
+                        "--repeats", "2", "--junit", report)  # fmt: skip
+
+    assert result.exit_code == 0, result.stderr
+    root = ET.parse(report).getroot()
+    found = cases(root, "m1@none")
+    names = [test.name for test in load_suite(DEFAULT_SUITE).tests]
+    assert list(found) == [f"{name} (run {k} of 2)" for name in names for k in (1, 2)]
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("14", "7", "0")
+    for name in names:
+        runs = [found[f"{name} (run {k} of 2)"] for k in (1, 2)]
+        assert sorted(len(case.findall("failure")) for case in runs) == [0, 1], name
+    properties = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert properties["repeats"] == "2"
+
+
+def test_a_single_run_has_no_run_in_its_names_and_no_repeats_property(junit: tuple[ET.Element, Any]) -> None:
+    root, _ = junit
+    assert not any("(run " in (case.get("name") or "") for case in root.iter("testcase"))
+    assert "repeats" not in {p.get("name") for p in root.iter("property")}
 
 
 def test_json_file_holds_what_json_prints(tmp_path: Path) -> None:

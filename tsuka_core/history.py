@@ -3,8 +3,10 @@
 Layout (``PRAGMA user_version`` is :data:`SCHEMA_VERSION`)::
 
     runs       one row per run or rescore: suite hash, backend, redacted base URL, models, efforts, options
-    levels     one row per model@effort measured: tier, scores, speed, whether it was stored and recommended
-    tests      one row per test of a level: score, status, error, the tools offered
+    levels     one row per model@effort measured: tier, scores, speed, whether it was stored and recommended,
+               and ``repeats``, how many times each test was run (``--repeats``)
+    tests      one row per run of a test of a level: ``repeat`` (which run, from 1), score, status, error,
+               the tools offered; ``position`` is the row's order in the level (test by test, runs in order)
     steps      one row per step: the messages sent, the answer (reasoning apart), usage and duration
     checks     one row per check: type, weight, outcome and detail
     responses  the response cache (``tsuka_core.cache``), keyed by a hash of the request
@@ -12,6 +14,11 @@ Layout (``PRAGMA user_version`` is :data:`SCHEMA_VERSION`)::
 A run is written one model at a time, each in one transaction, so a crash loses
 at most the model in flight. No API key is ever written: base URLs are stored
 as :func:`~tsuka_core.backends.http.redact_url` leaves them.
+
+A file of an older layout is upgraded in place, in one transaction, the first
+time it is opened for writing (layout 1 gains ``levels.repeats`` and
+``tests.repeat``, every existing row reading 1); opened read-only, it is read
+as it is, a column it lacks reading as its default.
 """
 
 from __future__ import annotations
@@ -54,8 +61,11 @@ __all__ = [
     "safe_options",
 ]
 
-SCHEMA_VERSION = 1
-"""The layout written by this engine; a file with a higher version is refused, never rewritten."""
+SCHEMA_VERSION = 2
+"""The layout written by this engine; a file with a higher version is refused, never rewritten.
+
+1: the first layout. 2: ``levels.repeats`` and ``tests.repeat`` (``--repeats``).
+"""
 
 HISTORY_ENV = "TSUKA_HISTORY"
 """Environment variable naming the history file when ``--history-db`` is not given."""
@@ -92,7 +102,8 @@ CREATE TABLE levels (
     stored INTEGER NOT NULL,
     recommended INTEGER NOT NULL,
     extra TEXT NOT NULL,
-    notes TEXT NOT NULL
+    notes TEXT NOT NULL,
+    repeats INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX levels_run ON levels(run_id);
 CREATE TABLE tests (
@@ -106,7 +117,8 @@ CREATE TABLE tests (
     tools TEXT NOT NULL,
     status TEXT NOT NULL,
     score REAL NOT NULL,
-    error TEXT
+    error TEXT,
+    repeat INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX tests_level ON tests(level_id);
 CREATE TABLE steps (
@@ -138,6 +150,14 @@ CREATE TABLE responses (
 );
 """
 
+_UPGRADES: dict[int, tuple[str, ...]] = {
+    1: (
+        "ALTER TABLE levels ADD COLUMN repeats INTEGER NOT NULL DEFAULT 1",
+        "ALTER TABLE tests ADD COLUMN repeat INTEGER NOT NULL DEFAULT 1",
+    ),
+}
+"""The statements that take a file from layout N to N + 1, keeping every row (new columns get their default)."""
+
 _SECRET_OPTION = re.compile(r"(^|[_-])(key|apikey|token|secret|password|passwd|auth\w*|credentials?)$", re.IGNORECASE)
 
 
@@ -159,7 +179,9 @@ def dumps(value: Any) -> str:
 def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
     """Open the history at ``path``, creating or upgrading its layout; a newer or foreign file is refused.
 
-    ``create=False`` opens an existing file read-only and raises StoreError when there is none.
+    ``create=False`` opens an existing file read-only and raises StoreError when
+    there is none; a file of an older layout is then read as it is, not upgraded
+    (readers take a column it lacks as its default).
     """
     path = Path(path)
     if not create and not path.is_file():
@@ -187,29 +209,43 @@ def _migrate(db: sqlite3.Connection, path: Path, create: bool) -> None:
         return
     if version > SCHEMA_VERSION:
         db.close()
-        raise StoreError(
-            f"{path} was written by a newer tsuka (history layout {version}, this one reads {SCHEMA_VERSION}); "
-            "upgrade tsuka or pass another --history-db"
-        )
+        raise _newer(path, version)
     if not create:
+        if version > 0:
+            return  # an older layout, read as it is
         db.close()
         raise StoreError(f"{path} is not a tsuka history yet (layout {version}); run 'tsuka run' first")
-    db.execute("BEGIN IMMEDIATE")  # two runs creating the file at once: the second waits, then finds it made
+    db.execute("BEGIN IMMEDIATE")  # two runs creating or upgrading the file at once: the second finds it done
     try:
-        version = int(db.execute("PRAGMA user_version").fetchone()[0])
-        tables = db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]
-        if version == 0 and tables:
-            raise StoreError(f"{path} holds a database that is not a tsuka history; pass another --history-db")
-        if version == 0:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        _create_or_upgrade(db, path)
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         db.close()
         raise
+
+
+def _create_or_upgrade(db: sqlite3.Connection, path: Path) -> None:
+    """Inside the caller's transaction: lay out an empty file, or upgrade an older layout keeping every row."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise _newer(path, version)
+    if version == 0:
+        if db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]:
+            raise StoreError(f"{path} holds a database that is not a tsuka history; pass another --history-db")
+        statements = [s for s in _SCHEMA.split(";") if s.strip()]
+    else:
+        statements = [s for step in range(version, SCHEMA_VERSION) for s in _UPGRADES[step]]
+    for statement in statements:
+        db.execute(statement)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _newer(path: Path, version: int) -> StoreError:
+    return StoreError(
+        f"{path} was written by a newer tsuka (history layout {version}, this one reads {SCHEMA_VERSION}); "
+        "upgrade tsuka or pass another --history-db"
+    )
 
 
 @contextmanager
@@ -381,8 +417,8 @@ def _write_level(
 ) -> None:
     cursor = db.execute(
         "INSERT INTO levels (run_id, model, effort, effort_applied, complete, tier, scores, tokens_per_second,"
-        " avg_completion_tokens, usage_estimated, stored, recommended, extra, notes)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " avg_completion_tokens, usage_estimated, stored, recommended, extra, notes, repeats)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             run_id,
             level.model,
@@ -398,6 +434,7 @@ def _write_level(
             recommended,
             dumps(dict(level.extra)),
             dumps(list(notes)),
+            level.repeats,
         ),
     )
     level_id = cursor.lastrowid
@@ -409,8 +446,8 @@ def _write_test(
     db: sqlite3.Connection, level_id: int | None, position: int, test: TestResult, cached: frozenset[int]
 ) -> None:
     cursor = db.execute(
-        "INSERT INTO tests (level_id, position, name, file, category, weight, tools, status, score, error)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO tests (level_id, position, name, file, category, weight, tools, status, score, error, repeat)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             level_id,
             position,
@@ -422,6 +459,7 @@ def _write_test(
             test.status,
             test.score,
             test.error,
+            test.repeat,
         ),
     )
     for step in test.steps:

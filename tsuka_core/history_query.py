@@ -13,8 +13,20 @@ from typing import Any
 from tsuka_core.backends.base import EFFORTS, ChatResponse
 from tsuka_core.errors import UsageError
 from tsuka_core.history import connect, response_from_json
+from tsuka_core.scoring import mean_score, score_spread
 
-__all__ = ["StoredCheck", "StoredLevel", "StoredRun", "StoredStep", "StoredTest", "list_runs", "load_run", "run_id"]
+__all__ = [
+    "StoredCheck",
+    "StoredLevel",
+    "StoredRun",
+    "StoredStep",
+    "StoredTest",
+    "StoredTestRuns",
+    "group_tests",
+    "list_runs",
+    "load_run",
+    "run_id",
+]
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,66 @@ class StoredTest:
 
 
 @dataclass(frozen=True)
+class StoredTestRuns:
+    """Every recorded run of one test at one level, with the score the level counted (their mean) and its spread."""
+
+    runs: tuple[StoredTest, ...]
+    """In repeat order; never empty."""
+
+    @property
+    def first(self) -> StoredTest:
+        """The first run (name, file, category and tools are the same in every run)."""
+        return self.runs[0]
+
+    @property
+    def name(self) -> str:
+        """The test's name."""
+        return self.runs[0].name
+
+    @property
+    def repeated(self) -> bool:
+        """True when the test ran more than once."""
+        return len(self.runs) > 1
+
+    @property
+    def status(self) -> str:
+        """``ok`` when every run was measured, ``error`` when any ended in error."""
+        return "ok" if all(t.status == "ok" for t in self.runs) else "error"
+
+    @property
+    def duration(self) -> float:
+        """Seconds the requests of every run took."""
+        return sum(t.duration for t in self.runs)
+
+    def label(self, index: int) -> str:
+        """``run K of N`` for the run at ``index`` (0-based)."""
+        return f"run {index + 1} of {len(self.runs)}"
+
+    @property
+    def scores(self) -> list[float]:
+        """Each run's score, in run order."""
+        return [r.score for r in self.runs]
+
+    @property
+    def score(self) -> float:
+        """The mean of the runs' scores, rounded half-up (the score of a single run)."""
+        return mean_score(self.scores)
+
+    @property
+    def spread(self) -> float:
+        """The population standard deviation of the runs' scores (0 for a single run)."""
+        return score_spread(self.scores)
+
+
+def group_tests(tests: Sequence[StoredTest]) -> list[StoredTestRuns]:
+    """``tests`` grouped by name, in the order each name first appears, each test's runs in repeat order."""
+    groups: dict[str, list[StoredTest]] = {}
+    for test in tests:
+        groups.setdefault(test.name, []).append(test)
+    return [StoredTestRuns(tuple(sorted(runs, key=lambda t: t.repeat))) for runs in groups.values()]
+
+
+@dataclass(frozen=True)
 class StoredLevel:
     """One recorded model@effort."""
 
@@ -88,6 +160,15 @@ class StoredLevel:
     def key(self) -> str:
         """``model@effort``."""
         return f"{self.model}@{self.effort}"
+
+    @property
+    def per_test(self) -> list[StoredTestRuns]:
+        """Each test once with all its recorded runs, in the order the tests were recorded."""
+        return group_tests(self.tests)
+
+    def runs_of(self, name: str) -> tuple[StoredTest, ...]:
+        """The recorded runs of the test ``name``, in repeat order (none when it was not recorded)."""
+        return tuple(sorted((t for t in self.tests if t.name == name), key=lambda t: t.repeat))
 
 
 @dataclass(frozen=True)
@@ -199,6 +280,7 @@ def _level(db: sqlite3.Connection, row: sqlite3.Row, *, deep: bool) -> StoredLev
         extra=json.loads(row["extra"]),
         notes=json.loads(row["notes"]),
         tests=tuple(_test(db, t) for t in tests) if deep else (),
+        repeats=_count(row, "repeats"),
     )
 
 
@@ -214,7 +296,13 @@ def _test(db: sqlite3.Connection, row: sqlite3.Row) -> StoredTest:
         score=row["score"],
         error=row["error"],
         steps=tuple(_step(db, s) for s in steps),
+        repeat=_count(row, "repeat"),
     )
+
+
+def _count(row: sqlite3.Row, column: str) -> int:
+    """``row[column]``, or 1 when the row comes from a file of layout 1, opened read-only, that lacks the column."""
+    return int(row[column]) if column in row.keys() else 1  # noqa: SIM118  (`in row` looks among the values)
 
 
 def _step(db: sqlite3.Connection, row: sqlite3.Row) -> StoredStep:

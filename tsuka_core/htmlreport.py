@@ -4,6 +4,9 @@ The page fetches nothing (styles inline, charts inline SVG, no script at all),
 so it works from ``file://`` and anywhere it is mailed; its Content Security
 Policy forbids scripts and remote loads besides, so even a mistake in escaping
 could not run what a model wrote.
+
+A run made with repeats shows each test's mean score and spread at each level,
+every run's check outcomes side by side, and each run's transcript on demand.
 """
 
 from __future__ import annotations
@@ -16,7 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from tsuka_core.backends.base import EFFORTS, ChatResponse
-from tsuka_core.history_query import StoredLevel, StoredRun, StoredStep, StoredTest
+from tsuka_core.history_query import (
+    StoredCheck,
+    StoredLevel,
+    StoredRun,
+    StoredStep,
+    StoredTest,
+    StoredTestRuns,
+    group_tests,
+)
 from tsuka_core.htmlreport_css import CATEGORY_COLORS, STYLE
 from tsuka_core.htmlreport_svg import Series, bar_chart
 from tsuka_core.model import CATEGORIES
@@ -62,6 +73,30 @@ def _tier(tier: str, recommended: bool = False) -> str:
     return f'<span class="tier {e(tier)}{rec}">{e(tier)}</span>{star}'
 
 
+def _by_name(level: StoredLevel) -> dict[str, StoredTestRuns]:
+    return {group.first.name: group for group in group_tests(level.tests)}
+
+
+def _repeats(run: StoredRun) -> int:
+    """How many times each test ran: the most runs any test has at any level (1 without repeats)."""
+    counts = [len(g.runs) for lv in run.levels for g in group_tests(lv.tests)]
+    return max([lv.repeats for lv in run.levels] + counts + [1])
+
+
+def _shown(group: StoredTestRuns) -> str:
+    """A test's score as shown: a percentage, ``mean ± spread`` with repeats, or ``error``."""
+    if all(t.status != "ok" for t in group.runs):
+        return "error"
+    if group.repeated:
+        return f"{_pct(group.score)} ± {_pct(group.spread)}"
+    return _pct(group.score)
+
+
+def _run_scores(group: StoredTestRuns) -> str:
+    """Each run's score in run order, for a tooltip: ``runs: 100%, 0%, error``."""
+    return "runs: " + ", ".join(_pct(t.score) if t.status == "ok" else "error" for t in group.runs)
+
+
 # --- page -----------------------------------------------------------------------------------------------------------
 
 
@@ -103,6 +138,9 @@ def _header(run: StoredRun) -> str:
         f"<span>suite {e(run.suite_path)} (<b>{e(run.suite_hash)}</b>)</span>",
         f"<span>benchmark v{run.benchmark_version}</span>",
     ]
+    repeats = _repeats(run)
+    if repeats > 1:
+        facts.append(f"<span>each test run <b>{repeats}</b> times: mean ± spread</span>")
     return (
         f'<header class="top"><h1>Which model, at which effort?</h1><div class="meta">{"".join(facts)}</div></header>'
     )
@@ -224,49 +262,49 @@ def _speed_chart(levels: Sequence[StoredLevel]) -> str:
 
 
 def _matrix(levels: Sequence[StoredLevel]) -> str:
-    names = list(dict.fromkeys(t.name for lv in levels for t in lv.tests))
+    tests = [_by_name(lv) for lv in levels]
+    names = list(dict.fromkeys(name for at in tests for name in at))
     head = "".join(f'<th class="num">{e(label)}</th>' for label in _labels(levels))
     rows = []
     for name in names:
-        first = next(t for lv in levels for t in lv.tests if t.name == name)
+        first = next(at[name].first for at in tests if name in at)
         cells = []
-        for level in levels:
-            test = next((t for t in level.tests if t.name == name), None)
-            if test is None:
+        for at in tests:
+            group = at.get(name)
+            if group is None:
                 cells.append('<td class="num">—</td>')
                 continue
-            shown = "error" if test.status != "ok" else _pct(test.score)
+            title = f' title="{e(_run_scores(group))}"' if group.repeated else ""
             cells.append(
-                f'<td class="num"><span class="score {_score_class(test.score, test.status)}">{e(shown)}</span></td>'
+                f'<td class="num"><span class="score {_score_class(group.score, group.status)}"{title}>'
+                f"{e(_shown(group))}</span></td>"
             )
         rows.append(f"<tr><td>{e(name)}</td><td>{e(first.category)}</td>{''.join(cells)}</tr>")
     return f"<table><thead><tr><th>test</th><th>category</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
 def _details(levels: Sequence[StoredLevel]) -> str:
-    names = list(dict.fromkeys(t.name for lv in levels for t in lv.tests))
+    tests = [_by_name(lv) for lv in levels]
+    names = list(dict.fromkeys(name for at in tests for name in at))
     parts = []
     for name in names:
-        inner = []
-        for level in levels:
-            test = next((t for t in level.tests if t.name == name), None)
-            if test is not None:
-                inner.append(_test_at_level(level, test))
+        found = [(lv, at[name]) for lv, at in zip(levels, tests, strict=True) if name in at]
         scores = "".join(
-            f'<span class="score {_score_class(t.score, t.status)} mini">'
-            f"{e(lv.effort)} {e(_pct(t.score) if t.status == 'ok' else 'error')}</span>"
-            for lv in levels
-            for t in lv.tests
-            if t.name == name
+            f'<span class="score {_score_class(group.score, group.status)} mini">'
+            f"{e(lv.effort)} {e(_shown(group))}</span>"
+            for lv, group in found
         )
-        body = "".join(inner)
+        body = "".join(_test_at_level(lv, group) for lv, group in found)
         parts.append(
             f'<details class="test"><summary>{e(name)} {scores}</summary><div class="body">{body}</div></details>'
         )
     return "".join(parts)
 
 
-def _test_at_level(level: StoredLevel, test: StoredTest) -> str:
+def _test_at_level(level: StoredLevel, group: StoredTestRuns) -> str:
+    if group.repeated:
+        return _runs_at_level(level, group)
+    test = group.first
     shown = "error" if test.status != "ok" else _pct(test.score)
     score = f'<span class="score {_score_class(test.score, test.status)}">{e(shown)}</span>'
     error = f'<div class="warn">{e(test.error)}</div>' if test.error else ""
@@ -275,6 +313,70 @@ def _test_at_level(level: StoredLevel, test: StoredTest) -> str:
         f'<h4>{e(level.key)} {score}<span class="pill">{test.duration:.2f} s</span></h4>{error}'
         f'<ul class="checks">{checks}</ul>'
         f'<details><summary>Transcript</summary><div class="body">{_transcript(test)}</div></details>'
+    )
+
+
+def _runs_at_level(level: StoredLevel, group: StoredTestRuns) -> str:
+    """A repeated test at one level: mean and spread, each check's outcome in each run, then each run on demand."""
+    score = (
+        f'<span class="score {_score_class(group.score, group.status)}" title="{e(_run_scores(group))}">'
+        f"{e(_shown(group))}</span>"
+    )
+    runs = "".join(_one_run(group, i) for i in range(len(group.runs)))
+    return (
+        f'<h4>{e(level.key)} {score}<span class="pill">{len(group.runs)} runs</span>'
+        f'<span class="pill">{group.duration:.2f} s</span></h4>{_run_grid(group)}{runs}'
+    )
+
+
+def _run_grid(group: StoredTestRuns) -> str:
+    """A table of every check (rows) in every run (columns): its mark, its detail as a tooltip; each run's score."""
+    outcomes: list[dict[tuple[str, str], tuple[StoredCheck, bool]]] = [
+        {(c.location, c.type): (c, step.sent) for step in t.steps for c in step.checks} for t in group.runs
+    ]
+    keys = list(dict.fromkeys(key for run in outcomes for key in run))
+    head = "".join(f'<th class="run">run {i + 1}</th>' for i in range(len(group.runs)))
+    rows = []
+    for key in keys:
+        check = next(run[key][0] for run in outcomes if key in run)
+        cells = []
+        for run in outcomes:
+            if key not in run:
+                cells.append('<td class="run">—</td>')
+                continue
+            found, sent = run[key]
+            tip = found.detail if sent else f"not sent — {found.detail}"
+            cells.append(
+                f'<td class="run {e(found.status)}"><span class="mark" title="{e(tip)}">'
+                f"{_MARK.get(found.status, '?')}</span></td>"
+            )
+        rows.append(
+            f'<tr><td><code>{e(check.location)}</code> {e(check.type)} <span class="facts">(weight {check.weight:g})'
+            f"</span></td>{''.join(cells)}</tr>"
+        )
+    scores = "".join(
+        f'<td class="run"><span class="score mini {_score_class(t.score, t.status)}">'
+        f"{e(_pct(t.score) if t.status == 'ok' else 'error')}</span></td>"
+        for t in group.runs
+    )
+    return (
+        f'<table class="runs"><thead><tr><th>check</th>{head}</tr></thead><tbody>{"".join(rows)}'
+        f"<tr><td><b>score</b></td>{scores}</tr></tbody></table>"
+    )
+
+
+def _one_run(group: StoredTestRuns, index: int) -> str:
+    """One run of a repeated test, folded: its score, error, checks with their details, and transcript."""
+    test = group.runs[index]
+    shown = "error" if test.status != "ok" else _pct(test.score)
+    score = f'<span class="score mini {_score_class(test.score, test.status)}">{e(shown)}</span>'
+    error = f'<div class="warn">{e(test.error)}</div>' if test.error else ""
+    checks = "".join(_check_items(step) for step in test.steps)
+    return (
+        f'<details class="run"><summary>{e(group.label(index))} {score}'
+        f'<span class="pill">{test.duration:.2f} s</span></summary><div class="body">{error}'
+        f'<ul class="checks">{checks}</ul><p class="role">transcript, {e(group.label(index))}</p>'
+        f"{_transcript(test)}</div></details>"
     )
 
 

@@ -83,5 +83,9 @@ pre.reasoning { background: #f4f3ff; color: #4a4a68; font-style: italic; }
 .facts { color: var(--muted); font-size: 12px; }
 .pill { display: inline-block; font-size: 11px; padding: 1px 7px; border-radius: 999px; background: #f2f4f7;
   color: #344054; margin-left: 6px; font-weight: 600; }
+table.runs { width: auto; margin: 6px 0 8px; }
+table.runs th.run, table.runs td.run { text-align: center; padding: 4px 10px; }
+table.runs .score.mini { margin-left: 0; }
+details.run > summary { font-weight: 500; }
 footer { text-align: center; color: var(--muted); font-size: 12px; margin-top: 30px; }
 """

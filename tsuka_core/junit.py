@@ -1,9 +1,11 @@
-"""What a run tells CI: its JUnit XML (a test case per model@effort and test) and the minimum-tier gate.
+"""What a run tells CI: its JUnit XML (a test case per model@effort and test run) and the minimum-tier gate.
 
 In the XML, a wrong answer (a failed check, a step never sent because the
 chain broke) is a ``<failure>``; a request that failed for good (the server,
 the network, a backend's own bug) or a check that could not be evaluated is an
-``<error>``, so CI shows the model's mistakes apart from the tooling's.
+``<error>``, so CI shows the model's mistakes apart from the tooling's. A test
+run several times (``--repeats``) is one test case per run, named
+``test (run K of N)``, so a flaky test shows which of its runs failed.
 """
 
 from __future__ import annotations
@@ -45,11 +47,11 @@ def _answers(result: TestResult) -> str:
 
 
 def _case(parent: ET.Element, level: LevelResult, result: TestResult) -> str:
-    """Add one test case; return ``passed``, ``failure`` or ``error``."""
+    """Add one test case (one run of a test); return ``passed``, ``failure`` or ``error``."""
     key = f"{level.model}@{level.effort}"
     seconds = sum(result.durations)
     case = ET.SubElement(
-        parent, "testcase", {"classname": key, "name": _xml_text(result.test.name), "time": f"{seconds:.3f}"}
+        parent, "testcase", {"classname": key, "name": _xml_text(level.run_label(result)), "time": f"{seconds:.3f}"}
     )
     checks = _checks(result)
     errored = [(i, c) for i, c in checks if c.outcome.status == "errored"]
@@ -87,6 +89,8 @@ def _suite(parent: ET.Element, level: LevelResult) -> tuple[int, int, int, float
         "avgCompletionTokens": str(level.avg_completion_tokens),
         **{f"score.{c}": f"{s:g}" for c, s in level.scores.items()},
     }
+    if level.repeats > 1:
+        facts["repeats"] = str(level.repeats)
     for name, value in facts.items():
         ET.SubElement(properties, "property", {"name": name, "value": _xml_text(value)})
     kinds = [_case(suite, level, result) for result in level.tests]
@@ -105,7 +109,7 @@ def _suite(parent: ET.Element, level: LevelResult) -> tuple[int, int, int, float
 
 
 def junit_xml(levels: Sequence[LevelResult]) -> bytes:
-    """The JUnit XML of ``levels``: one ``<testsuite>`` per model@effort, one ``<testcase>`` per test."""
+    """The JUnit XML of ``levels``: one ``<testsuite>`` per model@effort, one ``<testcase>`` per test run."""
     root = ET.Element("testsuites", {"name": "tsuka"})
     totals = [_suite(root, level) for level in levels]
     root.attrib.update(

@@ -2,14 +2,17 @@
 
 Each test is replayed through the real runner with a backend that answers
 only from the recording: a request must equal, message for message and tool
-for tool, the one recorded at that step, or the test needs a live run. Profiles
-are written for the current suite hash only when every request of every level
-was answered from the recording.
+for tool, the one recorded at that step, or the test needs a live run. A run
+made with ``--repeats`` is replayed run by run: run K of a test is answered
+from run K's recording, so the levels keep each run's score, the mean and the
+spread. Profiles are written for the current suite hash only when every
+request of every level was answered from the recording.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,9 +48,18 @@ class ReplayBackend(Backend):
 
     name: ClassVar[str] = "replay"
 
-    def __init__(self, level: StoredLevel, test: StoredTest | None, run: StoredRun, client: httpx.AsyncClient) -> None:
+    def __init__(
+        self,
+        level: StoredLevel,
+        test: StoredTest | None,
+        run: StoredRun,
+        client: httpx.AsyncClient,
+        *,
+        absent: str = "it is new, or renamed",
+    ) -> None:
+        """Answer from ``test`` (one recorded run of one test); ``absent`` says why there is none when it is None."""
         super().__init__(BackendConfig(), client)
-        self._level, self._test, self._run = level, test, run
+        self._level, self._test, self._run, self._absent = level, test, run, absent
         self._sent = 0
 
     @property
@@ -69,7 +81,7 @@ class ReplayBackend(Backend):
         index, self._sent = self._sent, self._sent + 1
         run = f"run {self._run.id}"
         if self._test is None:
-            raise NeedsLiveRun(f"{run} has no answers for this test (it is new, or renamed)")
+            raise NeedsLiveRun(f"{run} has no answers for this test ({self._absent})")
         steps = [s for s in self._test.steps if s.sent and s.response is not None]
         if index >= len(steps) or steps[index].index != index:
             raise NeedsLiveRun(f"{run} has no answer for request {index} of this test")
@@ -108,15 +120,21 @@ class RescoreResult:
 
 
 async def _rescore_level(run: StoredRun, level: StoredLevel, suite: Suite, client: httpx.AsyncClient) -> LevelResult:
+    """Every run of every test of the suite, each replayed from the same run of the recording."""
     cls = _replay_class(run.backend)
-    recorded = {t.name: t for t in level.tests}
+    recorded = {(t.name, t.repeat): t for t in level.tests}
     effort: Effort | None = level.effort if level.effort_applied else None  # type: ignore[assignment]
     results: list[TestResult] = []
     for test in suite.tests:
-        backend = cls(level, recorded.get(test.name), run, client)
-        results.append(await run_test(backend, test, level.model, effort))
+        runs = len(level.runs_of(test.name))
+        absent = f"only {runs} of its {level.repeats} runs were recorded" if runs else "it is new, or renamed"
+        for repeat in range(1, level.repeats + 1):
+            backend = cls(level, recorded.get((test.name, repeat)), run, client, absent=absent)
+            result = await run_test(backend, test, level.model, effort)
+            results.append(dataclasses.replace(result, repeat=repeat) if repeat > 1 else result)
     stored_effort: Effort = level.effort  # type: ignore[assignment]
-    return level_result(cls(level, None, run, client), suite, level.model, stored_effort, level.effort_applied, results)
+    replay = cls(level, None, run, client)
+    return level_result(replay, suite, level.model, stored_effort, level.effort_applied, results, level.repeats)
 
 
 async def _rescore_levels(run: StoredRun, suite: Suite) -> list[LevelResult]:
@@ -146,12 +164,28 @@ def rescore_run(history: Path, ref: str | int, suite: Suite, store_path: Path, *
     run = load_run(history, ref)
     result = RescoreResult(run, suite, asyncio.run(_rescore_levels(run, suite)))
     for level in result.levels:
-        missing = [f"{t.test.name}: {t.error}" for t in level.tests if t.status == "error"]
+        missing = _needing_live_run(level)
         if missing:
             result.live[profile_key(level.model, level.effort)] = missing
     if result.ok and write:
         _store(result, store, history)
     return result
+
+
+def _needing_live_run(level: LevelResult) -> list[str]:
+    """``test: why`` for each test of ``level`` the recording could not answer.
+
+    A test of which only some runs failed, or whose runs failed for different
+    reasons, gets one ``test (run K of N): why`` per failed run instead.
+    """
+    lines: list[str] = []
+    for group in level.per_test:
+        failed = [r for r in group.runs if r.status == "error"]
+        if len(failed) == len(group.runs) and len({r.error for r in failed}) == 1:
+            lines.append(f"{group.test.name}: {failed[0].error}")
+        else:
+            lines.extend(f"{level.run_label(r)}: {r.error}" for r in failed)
+    return lines
 
 
 def _store(result: RescoreResult, store: ProfileStore, history: Path) -> None:
@@ -190,6 +224,6 @@ def _record(result: RescoreResult, history: Path, by_model: Mapping[str, Sequenc
 
 
 def tests_needing_live_run(result: RescoreResult) -> list[Test]:
-    """The tests of the suite that some level could not rescore, in suite order."""
-    names = {line.split(":", 1)[0] for lines in result.live.values() for line in lines}
+    """The tests of the suite that some level could not rescore (in any run), in suite order."""
+    names = {t.test.name for level in result.levels for t in level.tests if t.status == "error"}
     return [t for t in result.suite.tests if t.name in names]

@@ -12,7 +12,7 @@ import click
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from tsuka_core.history_query import StoredLevel, StoredRun, StoredStep, StoredTest
+    from tsuka_core.history_query import StoredLevel, StoredRun, StoredStep, StoredTest, StoredTestRuns
     from tsuka_core.session import RunReport
 
 __all__ = ["COMMANDS", "print_records"]
@@ -76,7 +76,8 @@ def _tiers(levels: Iterable[StoredLevel]) -> str:
 def runs(history_db: Path | None, profiles: Path, limit: int, as_json: bool) -> None:
     """List the recorded runs, newest first: when, what, against which server, and the tier of each level.
 
-    A * marks each model's recommended effort.
+    A * marks each model's recommended effort; a run made with --repeats N
+    shows "repeats N" beside its kind.
     """
     from rich.table import Table
 
@@ -98,7 +99,10 @@ def runs(history_db: Path | None, profiles: Path, limit: int, as_json: bool) -> 
                 "testsHash": run.suite_hash,
                 "suite": run.suite_path,
                 "sourceRun": run.source_run,
-                "levels": [{"key": lv.key, "tier": lv.tier, "recommended": lv.recommended} for lv in levels],
+                "levels": [
+                    {"key": lv.key, "tier": lv.tier, "recommended": lv.recommended, "repeats": lv.repeats}
+                    for lv in levels
+                ],
             }
             for run, levels in found
         ]
@@ -109,6 +113,8 @@ def runs(history_db: Path | None, profiles: Path, limit: int, as_json: bool) -> 
         table.add_column(column, overflow="fold")
     for run, levels in found:
         kind = run.kind + (f" of {run.source_run}" if run.source_run is not None else "")
+        repeats = max((lv.repeats for lv in levels), default=1)
+        kind += f", repeats {repeats}" if repeats > 1 else ""
         table.add_row(
             str(run.id),
             run.started_at,
@@ -129,25 +135,52 @@ def runs(history_db: Path | None, profiles: Path, limit: int, as_json: bool) -> 
 
 
 def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | str]:
+    """Tier, scores and each test's score with its checks; with repeats, each test's mean, spread and runs."""
     from rich.text import Text
 
     from tsuka_core.cli.display import percent, tier_text
 
     applied = "" if level.effort_applied else " (effort not applied)"
     rec = "  recommended" if level.recommended else ""
-    yield Text.assemble((level.key, "bold"), applied, "  tier ", tier_text(level.tier), rec)
+    repeated = f"  ({level.repeats} runs per test)" if level.repeats > 1 else ""
+    yield Text.assemble((level.key, "bold"), applied, "  tier ", tier_text(level.tier), rec, repeated)
     cats = "  ".join(f"{c} {percent(s)}" for c, s in level.scores.items())
-    yield f"  {cats}  |  {level.tokens_per_second:g} tok/s  |  avg {level.avg_completion_tokens} completion tokens"
-    for test in level.tests:
-        if test.status != "ok":
-            yield Text(f"    {test.name:<28} ERROR  {test.error}", style="red")
+    speed = f"{level.tokens_per_second:g} tok/s  |  avg {level.avg_completion_tokens} completion tokens"
+    yield Text(f"  {cats}  |  {speed}")
+    for group in level.per_test:
+        if level.repeats == 1 and len(group.runs) == 1:
+            yield from _single_lines(group.runs[0], every_check=every_check)
             continue
-        yield f"    {test.name:<28} {test.score:.2f}"
-        for step in test.steps:
-            yield from _check_lines(step, every_check=every_check, indent="      ")
+        yield Text(f"    {group.name:<28} {_mean(group)}  runs {_run_scores(group)}")
+        for test in group.runs:
+            prefix = f"run {test.repeat}: "
+            if test.status != "ok":
+                yield Text(f"      {prefix}ERROR  {test.error}", style="red")
+            for step in test.steps:
+                yield from _check_lines(step, every_check=every_check, indent="      ", prefix=prefix)
 
 
-def _check_lines(step: StoredStep, *, every_check: bool, indent: str) -> Iterable[Text]:
+def _single_lines(test: StoredTest, *, every_check: bool) -> Iterable[Text | str]:
+    from rich.text import Text
+
+    if test.status != "ok":
+        yield Text(f"    {test.name:<28} ERROR  {test.error}", style="red")
+        return
+    yield Text(f"    {test.name:<28} {test.score:.2f}")
+    for step in test.steps:
+        yield from _check_lines(step, every_check=every_check, indent="      ")
+
+
+def _mean(group: StoredTestRuns) -> str:
+    """``0.67 ± 0.47``: the score the level counted and how far the runs' scores vary."""
+    return f"{group.score:.2f} ± {group.spread:.2f}"
+
+
+def _run_scores(group: StoredTestRuns) -> str:
+    return " ".join("ERR" if t.status != "ok" else f"{t.score:.2f}" for t in group.runs)
+
+
+def _check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str = "") -> Iterable[Text]:
     from rich.text import Text
 
     marks = {"passed": ("✓", "green"), "failed": ("x", "red"), "errored": ("!", "magenta")}
@@ -155,7 +188,7 @@ def _check_lines(step: StoredStep, *, every_check: bool, indent: str) -> Iterabl
         if check.status == "passed" and not every_check:
             continue
         mark, style = marks.get(check.status, ("?", ""))
-        yield Text(f"{indent}{mark} {check.location} {check.type}: {check.detail}", style=style)
+        yield Text(f"{indent}{mark} {prefix}{check.location} {check.type}: {check.detail}", style=style)
 
 
 def _transcript(test: StoredTest) -> Iterable[Text | str]:
@@ -205,18 +238,38 @@ def _pick_level(run: StoredRun, key: str) -> StoredLevel:
 @click.argument("run_ref", metavar="RUN")
 @click.argument("level_key", metavar="[MODEL@EFFORT]", required=False)
 @click.argument("test_name", metavar="[TEST]", required=False)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    metavar="K",
+    help="With TEST, of a run made with --repeats: only run K of that test (default: every run).",
+)
 @_history_options
-def show(run_ref: str, level_key: str | None, test_name: str | None, history_db: Path | None, profiles: Path) -> None:
+def show(
+    run_ref: str,
+    level_key: str | None,
+    test_name: str | None,
+    repeat: int | None,
+    history_db: Path | None,
+    profiles: Path,
+) -> None:
     """Show a recorded run (RUN is its number, or 'last').
 
     \b
     tsuka show RUN                      every level: tier, scores, failed checks
     tsuka show RUN MODEL@EFFORT         that level: every check and its detail
     tsuka show RUN MODEL@EFFORT TEST    that test's transcript, with each check's outcome
+
+    Of a run made with --repeats, a level shows each test's mean score, the
+    spread of its runs' scores and each run's score, and a check's line names
+    the run it comes from; a test's transcript shows every run in turn, headed
+    "run K of N" (--repeat K shows only run K).
     """
     from tsuka_core.errors import UsageError
     from tsuka_core.history_query import load_run
 
+    if repeat is not None and test_name is None:
+        raise UsageError("--repeat picks one run of a test: give MODEL@EFFORT and TEST too")
     run = load_run(_history_path(history_db, profiles), run_ref)
     lines: list[Text | str] = [
         f"run {run.id} ({run.kind}, {run.status}) {run.started_at}: {run.backend} at {run.provider}, "
@@ -228,13 +281,39 @@ def show(run_ref: str, level_key: str | None, test_name: str | None, history_db:
     elif test_name is None:
         lines.extend(["", *_level_lines(_pick_level(run, level_key), every_check=True)])
     else:
-        level = _pick_level(run, level_key)
-        test = next((t for t in level.tests if t.name == test_name), None)
-        if test is None:
-            raise UsageError(f"{level.key} of run {run.id} has no test {test_name!r}")
-        score = "ERROR " + (test.error or "") if test.status != "ok" else f"score {test.score:.2f}"
-        lines.extend([f"{level.key} {test.name} ({test.category}): {score}", "", *_transcript(test)])
+        lines.extend(_test_transcripts(run, _pick_level(run, level_key), test_name, repeat))
     _print(lines)
+
+
+def _test_transcripts(run: StoredRun, level: StoredLevel, name: str, repeat: int | None) -> Iterable[Text | str]:
+    """One test's transcript; with repeats, every run (or run ``repeat``) in turn, each headed ``run K of N``."""
+    from rich.text import Text
+
+    from tsuka_core.errors import UsageError
+    from tsuka_core.history_query import StoredTestRuns
+
+    runs = level.runs_of(name)
+    if not runs:
+        raise UsageError(f"{level.key} of run {run.id} has no test {name!r}")
+    chosen = [t for t in runs if repeat is None or t.repeat == repeat]
+    if not chosen:
+        raise UsageError(f"{name} was run {len(runs)} time(s) at {level.key} of run {run.id}: there is no run {repeat}")
+    first = runs[0]
+    if level.repeats == 1 and len(runs) == 1:
+        yield f"{level.key} {name} ({first.category}): {_outcome(first)}"
+        yield ""
+        yield from _transcript(first)
+        return
+    group = StoredTestRuns(runs)
+    yield f"{level.key} {name} ({first.category}): mean {_mean(group)} over {len(runs)} runs: {_run_scores(group)}"
+    for test in chosen:
+        yield ""
+        yield Text(f"══ run {test.repeat} of {level.repeats}: {_outcome(test)}", style="bold")
+        yield from _transcript(test)
+
+
+def _outcome(test: StoredTest) -> str:
+    return "ERROR " + (test.error or "") if test.status != "ok" else f"score {test.score:.2f}"
 
 
 def _print(lines: Iterable[Text | str]) -> None:
@@ -265,6 +344,11 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
     is recorded as a run of its own. When a test's requests changed (its prompt,
     tool results, system message or tools) or it is new, nothing is stored and
     the tests that need a live run are named.
+
+    A run made with --repeats is replayed run by run: run K of each test is
+    judged on the answers of run K, and the profiles keep each test's mean,
+    spread and runs as a live run writes them. A test with fewer recorded runs
+    than the level's repeats needs a live run.
 
     Exit status: 0 when stored (or --dry-run), 1 when some test needs a live run.
     """
