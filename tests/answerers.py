@@ -8,6 +8,17 @@ from typing import Any
 
 from loopback import Reply
 
+DEFAULT_TESTS = (
+    "frase_8_parole",
+    "lista_vincoli_negativi",
+    "json_prodotti",
+    "json_annidato",
+    "catena_tool_distrattori",
+    "trappola_astensione",
+    "tool_write_append",
+)
+"""The default suite's tests, in suite order."""
+
 PERFECT_TEXT = {
     "frase_8_parole": "Every morning the fisherman walks beside the river.",
     "lista_vincoli_negativi": "iron\ncopper\nsilver",

@@ -27,6 +27,24 @@ def default_suite() -> Path:
     return ROOT / "benchmarks"
 
 
+@pytest.fixture(scope="module")
+def suite(registry: tsuka_core.Registry, default_suite: Path) -> tsuka_core.Suite:
+    """The project's own suite, loaded with the registry in use (a test module may narrow ``registry``)."""
+    from tsuka_core.suite import load_suite
+
+    return load_suite(default_suite, registry)
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries without waiting, and no base URL, key, store or history taken from the environment."""
+    from tsuka_core.backends import http
+
+    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "TSUKA_PROFILES", "TSUKA_HISTORY"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="session")
 def reference_suite() -> Path:
     """The reference fixture folder (``$TSUKA_REFERENCE_SUITE``, else ``../shared/reference/tsuka-benchmarks``)."""

@@ -30,11 +30,7 @@ TOOL = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _fast_and_isolated(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+pytestmark = pytest.mark.usefixtures("fast_retries")
 
 
 def completion(content: Any = "ok", **message: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from answerers import fooled, perfect, tool_shy, which_test
+from answerers import DEFAULT_TESTS, fooled, perfect, tool_shy, which_test
 from click.testing import CliRunner
 from faultserver import (
     MALFORMED,
@@ -30,21 +30,11 @@ from faultserver import (
 from loopback import Reply
 
 from tsuka_core import Registry, Suite
-from tsuka_core.backends import http
 from tsuka_core.cli.main import cli
-from tsuka_core.suite import load_suite
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
 LEVELS = ("none", "low", "medium", "xhigh")
-TEST_NAMES = (
-    "frase_8_parole",
-    "lista_vincoli_negativi",
-    "json_prodotti",
-    "json_annidato",
-    "catena_tool_distrattori",
-    "trappola_astensione",
-    "tool_write_append",
-)
+TEST_NAMES = DEFAULT_TESTS
 
 
 def mixed(body: dict[str, Any], n: int) -> Reply:
@@ -63,16 +53,7 @@ def registry() -> Registry:
     return openai_registry()
 
 
-@pytest.fixture(scope="module")
-def suite(registry: Registry) -> Suite:
-    return load_suite(DEFAULT_SUITE, registry)
-
-
-@pytest.fixture(autouse=True)
-def _fast_and_isolated(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "TSUKA_PROFILES"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("fast_retries")
 
 
 @pytest.fixture(scope="module")

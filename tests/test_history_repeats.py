@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from answerers import fooled, perfect, which_test
+from answerers import DEFAULT_TESTS, fooled, perfect, which_test
 from history_helpers import DEFAULT_SUITE, history_of, invoke, rows, stored
 from loopback import LoopbackServer, Reply
 
@@ -27,15 +27,7 @@ REPEATS = 3
 WRONG_SENTENCE = "No, thanks."
 """Fails every check of frase_8_parole: 2 words, wrong first and last word, a comma."""
 RIGHT_SENTENCE = "Every morning the fisherman walks beside the river."
-SUITE_ORDER = [
-    "frase_8_parole",
-    "lista_vincoli_negativi",
-    "json_prodotti",
-    "json_annidato",
-    "catena_tool_distrattori",
-    "trappola_astensione",
-    "tool_write_append",
-]
+SUITE_ORDER = list(DEFAULT_TESTS)
 
 V1_SCHEMA = """
 CREATE TABLE runs (

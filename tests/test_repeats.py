@@ -10,40 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from answerers import Answerer, perfect, tool_shy
+from answerers import DEFAULT_TESTS, Answerer, perfect, tool_shy
 from click.testing import CliRunner
 from loopback import LoopbackServer, Reply
 
 from tsuka_core import BackendConfig, Registry, RunOptions, RunReport, Suite, model, results, run_benchmark
-from tsuka_core.backends import http
 from tsuka_core.cli.main import cli
 from tsuka_core.results import group_runs
 from tsuka_core.scoring import mean_score, score_spread
-from tsuka_core.suite import load_suite
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
-TESTS = [
-    "frase_8_parole",
-    "lista_vincoli_negativi",
-    "json_prodotti",
-    "json_annidato",
-    "catena_tool_distrattori",
-    "trappola_astensione",
-    "tool_write_append",
-]
+TESTS = list(DEFAULT_TESTS)
 
 
-@pytest.fixture(scope="module")
-def suite(registry: Registry) -> Suite:
-    return load_suite(DEFAULT_SUITE, registry)
-
-
-@pytest.fixture(autouse=True)
-def _fast_and_isolated(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("TSUKA_HISTORY", raising=False)
+pytestmark = pytest.mark.usefixtures("fast_retries")
 
 
 def _key(body: dict[str, Any]) -> str:

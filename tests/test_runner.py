@@ -14,7 +14,6 @@ from loopback import Handler, LoopbackServer, Reply
 
 import tsuka_core
 from tsuka_core import Registry, Suite, run_test
-from tsuka_core.backends import http
 from tsuka_core.backends.base import BackendConfig, Effort, EffortRejected
 from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.suite import load_suite
@@ -37,16 +36,7 @@ LOOKUP: dict[str, Any] = {
 }
 
 
-@pytest.fixture(scope="module")
-def suite(registry: Registry) -> Suite:
-    return load_suite(DEFAULT_SUITE, registry)
-
-
-@pytest.fixture(autouse=True)
-def _fast_and_isolated(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+pytestmark = pytest.mark.usefixtures("fast_retries")
 
 
 def named(suite: Suite, name: str) -> tsuka_core.Test:

@@ -23,7 +23,6 @@ from loopback import Reply
 
 from tsuka_core import Registry, Suite
 from tsuka_core import store as store_module
-from tsuka_core.backends import http
 from tsuka_core.cli.main import cli
 from tsuka_core.errors import StoreError
 from tsuka_core.store import ProfileStore, dumps_store
@@ -38,11 +37,7 @@ CLEAN_ENV = {
 WRITERS = 8
 
 
-@pytest.fixture(autouse=True)
-def _fast_and_isolated(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "TSUKA_PROFILES"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("fast_retries")
 
 
 def invoke(*args: str | os.PathLike[str]) -> Result:

@@ -39,9 +39,7 @@ from tsuka_core import (
     Suite,
     run_benchmark,
 )
-from tsuka_core.backends import http
 from tsuka_core.backends.base import Effort
-from tsuka_core.suite import load_suite
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
 LEVELS = ["none", "low", "medium", "xhigh"]
@@ -82,16 +80,7 @@ SHY_FAILURES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def suite(registry: Registry) -> Suite:
-    return load_suite(DEFAULT_SUITE, registry)
-
-
-@pytest.fixture(autouse=True)
-def _fast_and_isolated(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+pytestmark = pytest.mark.usefixtures("fast_retries")
 
 
 @dataclass

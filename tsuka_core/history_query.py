@@ -13,7 +13,7 @@ from typing import Any
 from tsuka_core.backends.base import EFFORTS, ChatResponse
 from tsuka_core.errors import UsageError
 from tsuka_core.history import connect, response_from_json
-from tsuka_core.scoring import mean_score, score_spread
+from tsuka_core.results import RunScores
 
 __all__ = [
     "StoredCheck",
@@ -75,7 +75,7 @@ class StoredTest:
 
 
 @dataclass(frozen=True)
-class StoredTestRuns:
+class StoredTestRuns(RunScores):
     """Every recorded run of one test at one level, with the score the level counted (their mean) and its spread."""
 
     runs: tuple[StoredTest, ...]
@@ -114,16 +114,6 @@ class StoredTestRuns:
     def scores(self) -> list[float]:
         """Each run's score, in run order."""
         return [r.score for r in self.runs]
-
-    @property
-    def score(self) -> float:
-        """The mean of the runs' scores, rounded half-up (the score of a single run)."""
-        return mean_score(self.scores)
-
-    @property
-    def spread(self) -> float:
-        """The population standard deviation of the runs' scores (0 for a single run)."""
-        return score_spread(self.scores)
 
 
 def group_tests(tests: Sequence[StoredTest]) -> list[StoredTestRuns]:

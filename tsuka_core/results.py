@@ -11,7 +11,16 @@ from tsuka_core.model import Category, Test
 from tsuka_core.outcome import Outcome
 from tsuka_core.scoring import Tier, mean_score, score_spread
 
-__all__ = ["CheckResult", "LevelResult", "RepeatedTest", "StepResult", "TestResult", "TestStatus", "group_runs"]
+__all__ = [
+    "CheckResult",
+    "LevelResult",
+    "RepeatedTest",
+    "RunScores",
+    "StepResult",
+    "TestResult",
+    "TestStatus",
+    "group_runs",
+]
 
 TestStatus = Literal["ok", "error"]
 
@@ -68,17 +77,13 @@ class TestResult:
         return any(s.response.usage_estimated for s in self.steps if s.response is not None)
 
 
-@dataclass(frozen=True)
-class RepeatedTest:
-    """Every run of one test at one level, with the score the level counts (their mean) and its spread."""
-
-    test: Test
-    runs: tuple[TestResult, ...]
+class RunScores:
+    """The score a test run several times counts (the mean of its runs' ``scores``) and their spread."""
 
     @property
     def scores(self) -> list[float]:
         """Each run's score, in run order."""
-        return [r.score for r in self.runs]
+        raise NotImplementedError
 
     @property
     def score(self) -> float:
@@ -89,6 +94,19 @@ class RepeatedTest:
     def spread(self) -> float:
         """The population standard deviation of the runs' scores (0 for a single run)."""
         return score_spread(self.scores)
+
+
+@dataclass(frozen=True)
+class RepeatedTest(RunScores):
+    """Every run of one test at one level, with the score the level counts (their mean) and its spread."""
+
+    test: Test
+    runs: tuple[TestResult, ...]
+
+    @property
+    def scores(self) -> list[float]:
+        """Each run's score, in run order."""
+        return [r.score for r in self.runs]
 
 
 def group_runs(tests: Sequence[TestResult]) -> list[RepeatedTest]:
