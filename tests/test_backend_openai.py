@@ -548,28 +548,68 @@ def props(supports: Any) -> httpx.Response:
 
 
 @pytest.mark.parametrize(
-    ("answer", "ignored"),
+    ("answer", "ignored", "asked"),
     [
-        (props(False), True),
-        (props(True), False),
-        (props(None), False),
-        (httpx.Response(404, json={"error": {"message": "Not Found"}}), False),
-        (httpx.Response(200, json=["not", "an", "object"]), False),
-        (httpx.Response(200, text="<html>not JSON</html>"), False),
-        (httpx.Response(500, json={"error": {"message": "busy"}}), False),
-        (httpx.ConnectError("refused"), False),
+        (props(False), True, 1),
+        (props(True), False, 1),
+        (props(None), False, 1),
+        (httpx.Response(404, json={"error": {"message": "Not Found"}}), False, 1),
+        (httpx.Response(200, json=["not", "an", "object"]), False, 1),
+        (httpx.Response(200, text="<html>not JSON</html>"), False, 1),
+        (httpx.Response(503, json={"error": {"message": "Loading model"}}), False, 3),  # retried at most twice
+        (httpx.ConnectError("refused"), False, 3),
     ],
-    ids=["false", "true", "null", "404", "array", "html", "500", "refused"],
+    ids=["false", "true", "null", "404", "array", "html", "503", "refused"],
 )
-def test_only_a_props_saying_false_marks_efforts_as_ignored(answer: httpx.Response | Exception, ignored: bool) -> None:
+def test_only_a_props_saying_false_marks_efforts_as_ignored(
+    answer: httpx.Response | Exception, ignored: bool, asked: int
+) -> None:
     mock = Mock(answer)
 
     reason = run(lambda b: b.effort_ignored("m1"), transport=httpx.MockTransport(mock), retries=3)
 
     assert (reason is not None) == ignored
-    assert [str(r.url) for r in mock.requests] == ["http://mock.test/props"]  # asked once, never retried
+    assert [str(r.url) for r in mock.requests] == ["http://mock.test/props"] * asked
     if reason is not None:
         assert "supports_reasoning_effort is false" in reason
+
+
+def test_a_server_still_loading_is_asked_again_and_then_read() -> None:
+    mock = Mock(httpx.Response(503, json={"error": {"message": "Loading model"}}), props(False))
+
+    reason = run(lambda b: b.effort_ignored("m1"), transport=httpx.MockTransport(mock), retries=3)
+
+    assert reason is not None
+    assert len(mock.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("base_url", "asked"),
+    [
+        ("http://llama.test:8080/v1", "http://llama.test:8080/props"),
+        ("http://llama.test:8080/v1/", "http://llama.test:8080/props"),
+        ("http://llama.test:8080/v1?key=s3cret", "http://llama.test:8080/props?key=s3cret"),
+        ("http://llama.test/proxy/llama/v1", "http://llama.test/proxy/llama/props"),
+        ("http://llama.test:8080", "http://llama.test:8080/props"),
+    ],
+)
+def test_props_is_asked_at_the_server_root_keeping_the_query(base_url: str, asked: str) -> None:
+    mock = Mock(props(False))
+
+    assert run(lambda b: b.effort_ignored("m1"), transport=httpx.MockTransport(mock), base_url=base_url)
+    assert [str(r.url) for r in mock.requests] == [asked]
+
+
+def test_models_asking_at_once_share_one_props_request() -> None:
+    mock = Mock(props(False))
+
+    async def together(backend: OpenAIBackend) -> list[str | None]:
+        return list(await asyncio.gather(*(backend.effort_ignored(m) for m in ("a", "b", "c"))))
+
+    reasons = run(together, transport=httpx.MockTransport(mock))
+
+    assert all(reasons)
+    assert len(mock.requests) == 1
 
 
 def test_props_is_asked_once_per_backend_with_the_key_and_never_shows_it() -> None:

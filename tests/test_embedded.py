@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.util
 import json
 import subprocess
@@ -411,3 +412,16 @@ def test_the_runtime_keeps_stdout_and_stderr_clean(smol: tuple[EmbeddedBackend, 
     command = [sys.executable, "-c", code, smol[1]]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=True)
     assert (result.stdout, result.stderr) == ("", "")
+
+
+def test_run_k_of_a_repeated_test_samples_with_seed_plus_k_minus_one() -> None:
+    request = ChatRequest("m", [{"role": "user", "content": "Hi"}])
+    sampled = backend(temperature=0.7, seed=5)
+
+    seeds = [sampled.completion_fields(dataclasses.replace(request, repeat=k))["seed"] for k in (1, 2, 3)]
+
+    assert seeds == [5, 6, 7]
+    assert sampled.repeats_note() is None
+    note = backend().repeats_note()
+    assert note is not None
+    assert "temperature 0 (greedy)" in note

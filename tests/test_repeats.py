@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from answerers import DEFAULT_TESTS, Answerer, perfect, tool_shy
+from answerers import DEFAULT_TESTS, Answerer, perfect, refusing_effort, tool_shy
 from click.testing import CliRunner
 from loopback import LoopbackServer, Reply
 
 from tsuka_core import BackendConfig, Registry, RunOptions, RunReport, Suite, model, results, run_benchmark
+from tsuka_core.backends.base import Effort
+from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.cli.main import cli
+from tsuka_core.errors import RequestError
 from tsuka_core.results import group_runs
 from tsuka_core.scoring import mean_score, score_spread
 
@@ -84,19 +87,24 @@ def measure(
     store: Path,
     answerer: Answerer,
     repeats: int,
-    **extra: Any,
+    *,
+    efforts: tuple[Effort, ...] = ("none",),
+    config: dict[str, Any] | None = None,
+    **options: Any,
 ) -> tuple[RunReport, LoopbackServer, Quiet]:
+    """Run the default suite for model m1 against a loopback server answering with ``answerer``."""
     observer = Quiet()
     with LoopbackServer(answerer, models=("m1",)) as server:
-        options = RunOptions(
+        settings = {"retries": 1, "timeout": 10, **(config or {})}
+        run = RunOptions(
             models=("m1",),
-            config=BackendConfig(base_url=server.base_url, retries=extra.pop("retries", 1), timeout=10),
-            efforts=("none",),
+            config=BackendConfig(base_url=server.base_url, **settings),
+            efforts=efforts,
             store_path=store,
             repeats=repeats,
-            **extra,
+            **options,
         )
-        report = asyncio.run(run_benchmark(options, suite, registry, observer))
+        report = asyncio.run(run_benchmark(run, suite, registry, observer))
     return report, server, observer
 
 
@@ -143,7 +151,7 @@ def test_a_run_that_fails_for_good_leaves_the_level_unstored_and_names_the_run(
     suite: Suite, registry: Registry, tmp_path: Path
 ) -> None:
     store = tmp_path / "p.json"
-    report, _, _ = measure(suite, registry, store, right_once(), repeats=2, retries=0)
+    report, _, _ = measure(suite, registry, store, right_once(), repeats=2, config={"retries": 0})
 
     assert not report.ok
     assert report.profiles == {}
@@ -222,3 +230,50 @@ def test_the_cli_runs_repeats_and_prints_mean_spread_and_runs(tmp_path: Path) ->
     assert "m1@none  tier medium  (2 runs per test)" in result.stderr
     assert re.search(r"catena_tool_distrattori +0\.50 ± 0\.50  runs (0\.00 1\.00|1\.00 0\.00)", result.stderr)
     assert re.search(r"x run [12]: steps\[0\]\.checks\[0\] tool_called", result.stderr)
+
+
+# --- runs that can differ, and efforts refused with many runs queued -----------------------------------------------
+
+
+def test_each_run_is_sent_its_own_seed_so_runs_can_differ(suite: Suite, registry: Registry, tmp_path: Path) -> None:
+    config = {"seed": 7, "temperature": 0.7}
+    report, server, observer = measure(suite, registry, tmp_path / "p.json", perfect, repeats=3, config=config)
+
+    assert report.ok
+    assert Counter(body["seed"] for body in server.bodies) == {7: 9, 8: 9, 9: 9}
+    assert observer.notes == []
+
+
+def test_greedy_sampling_with_repeats_is_said(suite: Suite, registry: Registry, tmp_path: Path) -> None:
+    _, _, observer = measure(suite, registry, tmp_path / "p.json", perfect, repeats=2, config={"temperature": 0})
+
+    assert observer.notes == ["--repeats 2: --temperature 0 samples greedily, so every run gives the same answer"]
+
+
+def test_a_refused_effort_cancels_the_runs_still_queued(suite: Suite, registry: Registry, tmp_path: Path) -> None:
+    report, server, observer = measure(
+        suite, registry, tmp_path / "p.json", refusing_effort, repeats=20, efforts=("low",), concurrency=4
+    )
+
+    assert report.ok
+    assert list(report.profiles) == ["m1@none"]
+    refused = [body for body in server.bodies if "reasoning_effort" in body]
+    assert 1 <= len(refused) <= 8  # those in flight when the first refusal came back, not all 140 runs
+    assert len(server.bodies) - len(refused) == 20 * 9  # the level measured once without it, every run
+    assert observer.totals == [140, 140]
+
+
+def test_a_backend_that_cannot_tell_whether_efforts_apply_is_swept_as_usual(
+    suite: Suite, registry: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(self: OpenAIBackend, model: str) -> str | None:
+        raise RequestError(f"GET /props for {model}: cannot connect")
+
+    monkeypatch.setattr(OpenAIBackend, "effort_ignored", broken)
+    report, _, observer = measure(suite, registry, tmp_path / "p.json", perfect, repeats=1, efforts=("none", "low"))
+
+    assert report.ok
+    assert list(report.profiles) == ["m1@none", "m1@low"]
+    (note,) = observer.notes
+    assert note.startswith("m1: backend 'openai' could not tell whether efforts apply (RequestError: GET /props")
+    assert note.endswith("sweeping the levels as usual")

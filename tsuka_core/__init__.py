@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         Effort,
         EffortRejected,
         estimate_tokens,
+        run_seed,
     )
     from tsuka_core.checks import (
         ArgParams,
@@ -226,6 +227,7 @@ _WHERE: dict[str, str] = {
     "round_half_up": "tsuka_core.scoring",
     "run_benchmark": "tsuka_core.session",
     "run_check": "tsuka_core.checks",
+    "run_seed": "tsuka_core.backends.base",
     "run_test": "tsuka_core.runner",
     "strip_reasoning": "tsuka_core.answer",
     "suite_hash": "tsuka_core.suite",
@@ -320,6 +322,7 @@ __all__ = [
     "round_half_up",
     "run_benchmark",
     "run_check",
+    "run_seed",
     "run_test",
     "score_checks",
     "strip_reasoning",

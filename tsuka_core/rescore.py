@@ -12,7 +12,6 @@ request of every level was answered from the recording.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -130,8 +129,7 @@ async def _rescore_level(run: StoredRun, level: StoredLevel, suite: Suite, clien
         absent = f"only {runs} of its {level.repeats} runs were recorded" if runs else "it is new, or renamed"
         for repeat in range(1, level.repeats + 1):
             backend = cls(level, recorded.get((test.name, repeat)), run, client, absent=absent)
-            result = await run_test(backend, test, level.model, effort)
-            results.append(dataclasses.replace(result, repeat=repeat) if repeat > 1 else result)
+            results.append(await run_test(backend, test, level.model, effort, repeat=repeat))
     stored_effort: Effort = level.effort  # type: ignore[assignment]
     replay = cls(level, None, run, client)
     return level_result(replay, suite, level.model, stored_effort, level.effort_applied, results, level.repeats)

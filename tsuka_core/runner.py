@@ -41,7 +41,8 @@ def _judge(step: Step, answer: Answer) -> tuple[CheckResult, ...]:
 
 def _errored(test: Test, results: list[StepResult], index: int, request: ChatRequest, cause: str) -> TestResult:
     results.append(StepResult(index, False, (), request.messages))
-    return TestResult(test, "error", 0.0, tuple(results), f"step {index}: {cause.splitlines()[0] if cause else cause}")
+    first = cause.splitlines()[0] if cause else cause
+    return TestResult(test, "error", 0.0, tuple(results), f"step {index}: {first}", request.repeat)
 
 
 def _score(steps: list[StepResult]) -> float:
@@ -54,8 +55,9 @@ async def run_test(
     model: str,
     effort: Effort | None,
     limiter: AbstractAsyncContextManager[Any] | None = None,
+    repeat: int = 1,
 ) -> TestResult:
-    """Send each step of ``test`` in order and judge its checks.
+    """Send each step of ``test`` in order and judge its checks; ``repeat`` is which run of the test this is.
 
     A request that fails for good ends the test with status ``error`` (its
     cause kept); :class:`EffortRejected` propagates so the sweep can measure the
@@ -75,7 +77,7 @@ async def run_test(
             messages.append({"role": "tool", "tool_call_id": call.id, "content": step.tool_result})
         if step.prompt is not None:
             messages.append({"role": "user", "content": step.prompt})
-        request = ChatRequest(model, tuple(messages), test.tools, effort)
+        request = ChatRequest(model, tuple(messages), test.tools, effort, repeat)
         try:
             async with limiter or nullcontext():
                 response = await backend.complete(request)
@@ -91,4 +93,4 @@ async def run_test(
         answer = Answer(response.text, response.tool_calls, test.tools)
         results.append(StepResult(index, True, _judge(step, answer), request.messages, response))
         previous = response
-    return TestResult(test, "ok", _score(results), tuple(results))
+    return TestResult(test, "ok", _score(results), tuple(results), repeat=repeat)

@@ -200,6 +200,9 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
     name = choose_backend(options.backend, options.config)
     async with make_client(options.concurrency, options.config.timeout) as client:
         backend = make_backend(registry, name, options.config, client)
+        same = backend.repeats_note() if options.repeats > 1 else None
+        if same:
+            observer.note(f"--repeats {options.repeats}: {same}")
         if options.cache_path is not None and options.repeats > 1:
             observer.note(
                 f"--repeats {options.repeats} bypasses the response cache: every run asks the model for a fresh answer"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -94,14 +93,23 @@ class _Sweeper:
         self.observer.level_started(model, label, effort is not None, len(self.suite.tests) * self.repeats)
 
         async def one(test: Test, repeat: int) -> TestResult:
-            result = await run_test(self.backend, test, model, effort, self.limiter)
-            if repeat > 1:
-                result = dataclasses.replace(result, repeat=repeat)
+            result = await run_test(self.backend, test, model, effort, self.limiter, repeat)
             self.observer.test_done(model, label, result)
             return result
 
-        runs = [one(test, repeat) for test in self.suite.tests for repeat in range(1, self.repeats + 1)]
-        tests = await asyncio.gather(*runs)
+        runs = [
+            asyncio.ensure_future(one(test, repeat))
+            for test in self.suite.tests
+            for repeat in range(1, self.repeats + 1)
+        ]
+        try:
+            tests = await asyncio.gather(*runs)
+        except BaseException:
+            # A refused effort (or a cancel) ends the level: no run of it may still go out.
+            for run in runs:
+                run.cancel()
+            await asyncio.gather(*runs, return_exceptions=True)
+            raise
         return level_result(self.backend, self.suite, model, label, effort is not None, tests, self.repeats)
 
     async def model(self, model: str, efforts: Sequence[Effort]) -> ModelSweep:
@@ -109,7 +117,7 @@ class _Sweeper:
         if not self.backend.applies_effort:
             note = f"{model}: backend {self.backend.name!r} cannot apply efforts; measured once, stored as none"
             return await self._once(swept, note)
-        ignored = await self.backend.effort_ignored(model)
+        ignored = await self._effort_ignored(model)
         if ignored:
             return await self._once(swept, f"{model}: {ignored}; measured once without it, as none")
         rejected: list[EffortRejected] = []
@@ -124,6 +132,17 @@ class _Sweeper:
             return await self._once(swept, note)
         await self._keep(swept, levels)
         return swept
+
+    async def _effort_ignored(self, model: str) -> str | None:
+        """The backend's reason to measure ``model`` once; a failure to tell is said, and efforts are sent."""
+        try:
+            return await self.backend.effort_ignored(model)
+        except Exception as exc:  # a backend plugin's bug or an unreachable server: sweep as usual, say so
+            self.observer.note(
+                f"{model}: backend {self.backend.name!r} could not tell whether efforts apply "
+                f"({type(exc).__name__}: {exc}); sweeping the levels as usual"
+            )
+            return None
 
     async def _levels(self, swept: ModelSweep, efforts: Sequence[Effort]) -> list[LevelResult]:
         tasks: list[asyncio.Task[LevelResult]] = []

@@ -22,6 +22,7 @@ __all__ = [
     "Effort",
     "EffortRejected",
     "estimate_tokens",
+    "run_seed",
 ]
 
 Effort = Literal["none", "low", "medium", "xhigh"]
@@ -31,6 +32,11 @@ EFFORTS: tuple[Effort, ...] = ("none", "low", "medium", "xhigh")
 
 class EffortRejected(RequestError):  # noqa: N818  (a condition, not a failure of tsuka)
     """The server refused the effort parameter: the model is measured once without it."""
+
+
+def run_seed(seed: int | None, request: ChatRequest) -> int | None:
+    """The seed for ``request``: ``seed`` for a test's first run, ``seed + K - 1`` for run K; None stays None."""
+    return None if seed is None else seed + request.repeat - 1
 
 
 def estimate_tokens(text: str) -> int:
@@ -67,6 +73,9 @@ class ChatRequest:
     tools: Sequence[Mapping[str, Any]] = ()
     effort: Effort | None = None
     """The level to apply, or ``None`` to send no effort parameter at all."""
+    repeat: int = 1
+    """Which run of its test this request belongs to (``--repeats``); a backend that seeds its sampling
+    uses seed + repeat - 1, so that repeated runs can differ while each stays reproducible."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,15 @@ class Backend:
         """The request fields that apply ``effort`` (the OpenAI backend: ``reasoning_effort``)."""
         del effort
         return {}
+
+    def repeats_note(self) -> str | None:
+        """Why repeated runs would all give the same answer (greedy sampling), or None; said once when N > 1.
+
+        The default looks at ``--temperature``: 0 samples greedily, whatever the seed.
+        """
+        if self.config.temperature == 0:
+            return "--temperature 0 samples greedily, so every run gives the same answer"
+        return None
 
     async def effort_ignored(self, model: str) -> str | None:
         """Why the server would accept the effort parameter for ``model`` but ignore it; None when it applies it.

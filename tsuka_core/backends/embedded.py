@@ -137,11 +137,11 @@ class Sampling:
         """1 (greedy) at temperature 0, else llama.cpp's default of 40."""
         return 1 if self.temperature == 0 else 40
 
-    def request_fields(self) -> dict[str, object]:
-        """The completion-request fields that apply this sampling."""
+    def request_fields(self, repeat: int = 1) -> dict[str, object]:
+        """The completion-request fields that apply this sampling (run K of a repeated test: seed + K - 1)."""
         return {
             "temperature": self.temperature,
-            "seed": self.seed,
+            "seed": self.seed + repeat - 1,
             "repeat_penalty": self.repeat_penalty,
             "top_k": self.top_k,
         }
@@ -274,6 +274,15 @@ class EmbeddedBackend(Backend):
         known = ", ".join(found) or f"none ({INSTALL_MODEL})"
         raise BackendError(f"backend 'embedded' has no model {model!r}; available: {known}")
 
+    def repeats_note(self) -> str | None:
+        """Said when repeats are asked of greedy sampling (the default here: temperature 0)."""
+        if self.sampling.temperature == 0:
+            return (
+                "the embedded model samples at temperature 0 (greedy), so every run gives the same answer; "
+                "pass --temperature above 0 to measure how its answers vary"
+            )
+        return None
+
     def completion_fields(self, request: ChatRequest) -> dict[str, object]:
         """The runtime's completion request for ``request``: the ChatML prompt, limits, stop string, sampling."""
         return {
@@ -281,7 +290,7 @@ class EmbeddedBackend(Backend):
             "max_tokens": self.config.max_tokens or DEFAULT_MAX_TOKENS,
             "stop": list(STOP),
             "cache_prompt": False,
-            **self.sampling.request_fields(),
+            **self.sampling.request_fields(request.repeat),
         }
 
     async def complete(self, request: ChatRequest) -> ChatResponse:

@@ -18,11 +18,14 @@ from tsuka_core.backends.base import (
     Effort,
     EffortRejected,
     estimate_tokens,
+    run_seed,
 )
 from tsuka_core.backends.http import JsonReply, StatusError, redact_url, request_json, url_secrets
 from tsuka_core.errors import BackendError, RequestError
 
 if TYPE_CHECKING:
+    import asyncio
+
     import httpx
 
 __all__ = ["OpenAIBackend", "is_effort_rejection", "outgoing_message", "parse_completion"]
@@ -78,6 +81,7 @@ class OpenAIBackend(Backend):
         self.api_key = _checked_key((config.api_key or os.environ.get("OPENAI_API_KEY") or "").strip()) or None
         self._secrets = [*([self.api_key] if self.api_key else []), *url_secrets(self.base_url)]
         self._props: Mapping[str, Any] | None = None
+        self._props_lock: asyncio.Lock | None = None
 
     @property
     def provider(self) -> str:
@@ -105,9 +109,7 @@ class OpenAIBackend(Backend):
         a ``/props`` that cannot be read, gives None: efforts are sent.
         """
         del model
-        if self._props is None:
-            self._props = await self._server_props()
-        caps = self._props.get("chat_template_caps")
+        caps = (await self._server_props()).get("chat_template_caps")
         if isinstance(caps, Mapping) and caps.get("supports_reasoning_effort") is False:
             return (
                 f"the llama.cpp server at {self.provider} would accept reasoning_effort and ignore it "
@@ -116,15 +118,29 @@ class OpenAIBackend(Backend):
         return None
 
     async def _server_props(self) -> Mapping[str, Any]:
-        """llama.cpp's ``GET /props``, asked once without retries; empty when the server has none."""
-        root = self.base_url.removesuffix("/v1")
+        """llama.cpp's ``GET /props``, asked once for every model of the run; empty when the server has none.
+
+        A server still loading its model answers 503, which is retried like any
+        request (at most twice); a 4xx, or an answer that is not an object, means
+        no ``/props`` and is not asked again.
+        """
+        import asyncio
+
+        if self._props_lock is None:
+            self._props_lock = asyncio.Lock()
+        async with self._props_lock:  # the models of a run start together: one asks, the others wait for it
+            if self._props is None:
+                self._props = await self._ask_props()
+        return self._props
+
+    async def _ask_props(self) -> Mapping[str, Any]:
         try:
             reply = await request_json(
                 self.client,
                 "GET",
-                f"{root}/props",
+                _props_url(self.base_url),
                 headers=self._headers(),
-                retries=0,
+                retries=min(self.config.retries, 2),
                 timeout=min(self.config.timeout, PROPS_TIMEOUT),
                 max_bytes=PROPS_MAX_BYTES,
                 secrets=self._secrets,
@@ -165,7 +181,7 @@ class OpenAIBackend(Backend):
         if self.config.temperature is not None:
             body["temperature"] = self.config.temperature
         if self.config.seed is not None:
-            body["seed"] = self.config.seed
+            body["seed"] = run_seed(self.config.seed, request)
         if request.effort is not None:
             body.update(self.effort_params(request.effort))
         return body
@@ -308,6 +324,13 @@ def _checked_key(key: str) -> str:
                 "HTTP header: check that its value was copied whole and nothing else"
             )
     return key
+
+
+def _props_url(base_url: str) -> str:
+    """llama.cpp's ``/props`` at the server root: ``/v1`` taken off the base URL's path, its query string kept."""
+    parts = urlsplit(base_url)
+    root = parts.path.rstrip("/").removesuffix("/v1")
+    return urlunsplit(parts._replace(path=f"{root}/props"))
 
 
 def _join(base_url: str, path: str) -> str:

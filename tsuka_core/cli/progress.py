@@ -40,10 +40,10 @@ class PlainProgress:
         return None
 
     def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
-        """Note a level's size."""
+        """Note a level's size (test runs: tests times repeats)."""
         key = f"{model}@{effort}"
         self.totals[key], self.done[key] = total, 0
-        click.echo(f"{key}: {total} tests{'' if applied else ' (effort not applied)'}", err=True)
+        click.echo(f"{key}: {total} test runs{'' if applied else ' (effort not applied)'}", err=True)
 
     def test_done(self, model: str, effort: Effort, result: TestResult) -> None:
         """Print the finished test with the level's count and the time so far."""
@@ -51,10 +51,8 @@ class PlainProgress:
         self.done[key] = self.done.get(key, 0) + 1
         outcome = f"ERROR {result.error}" if result.status == "error" else f"{result.score:.2f}"
         elapsed = time.monotonic() - self.started
-        click.echo(
-            f"{key} {self.done[key]}/{self.totals.get(key, '?')} {result.test.name} {outcome} [{elapsed:.1f}s]",
-            err=True,
-        )
+        name = f"{result.test.name} #{result.repeat}" if result.repeat > 1 else result.test.name
+        click.echo(f"{key} {self.done[key]}/{self.totals.get(key, '?')} {name} {outcome} [{elapsed:.1f}s]", err=True)
 
     def note(self, message: str) -> None:
         """Print a note."""

@@ -179,7 +179,7 @@ def make_config(values: dict[str, Any]) -> Any:
 @click.option(
     "-n",
     "--repeats",
-    type=click.IntRange(min=1, max=1000),
+    type=click.IntRange(min=1, max=100),
     default=1,
     show_default=True,
     help="Run each test N times; a test scores the mean of its runs and the profile keeps the spread "

@@ -21,6 +21,7 @@ from tsuka_core import (
     Effort,
     EffortRejected,
     RequestError,
+    run_seed,
 )
 from tsuka_core.backends.http import JsonReply, StatusError, redact_url, request_json
 
@@ -163,7 +164,7 @@ class OllamaBackend(Backend):
         if self.config.temperature is not None:
             options["temperature"] = self.config.temperature
         if self.config.seed is not None:
-            options["seed"] = self.config.seed
+            options["seed"] = run_seed(self.config.seed, request)  # run K of a repeated test: seed + K - 1
         if "num_ctx" in self.options:
             options["num_ctx"] = int(self.options["num_ctx"])
         body: dict[str, Any] = {
