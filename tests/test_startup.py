@@ -32,7 +32,7 @@ def test_validate_loads_no_http_client_nor_event_loop() -> None:
         "    cli(['validate'], prog_name='tsuka')\n"
         "except SystemExit as exc:\n"
         "    assert not exc.code, exc.code\n"
-        "print(','.join(m for m in ('httpx', 'asyncio', 'sqlite3') if m in sys.modules))\n"
+        "print(','.join(m for m in ('httpx', 'asyncio', 'sqlite3', 'json_repair') if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert "suite hash" in done.stdout

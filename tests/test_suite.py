@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import tsuka_core
+import tsuka_core.suite as suite_module
 from tsuka_core import SuiteError, load_suite, suite_hash
 
 DEFAULT_SUITE = [
@@ -40,6 +41,32 @@ def test_default_suite_is_where_tsuka_looks(default_suite: Path) -> None:
     installed = tsuka_core.default_suite_path()
     assert [p.name for p in installed.glob("*.json")] != []
     assert tsuka_core.suite_hash(installed) == tsuka_core.suite_hash(default_suite) == "7c90f8e0"
+
+
+def test_a_loaded_suite_carries_the_hash_of_its_folder(default_suite: Path, registry: tsuka_core.Registry) -> None:
+    assert load_suite(default_suite, registry).hash == tsuka_core.suite_hash(default_suite) == "7c90f8e0"
+
+
+def test_the_hash_is_of_the_bytes_parsed_when_a_file_changes_while_loading(
+    tmp_path: Path, registry: tsuka_core.Registry, default_suite: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for file in default_suite.glob("*.json"):
+        (tmp_path / file.name).write_bytes(file.read_bytes())
+    first = sorted(tmp_path.glob("*.json"))[0]
+    original = first.read_bytes()
+    read = suite_module._read
+
+    def read_then_edit(path: Path) -> tuple[bytes, str | None]:
+        found = read(path)
+        if path == first:
+            path.write_bytes(original.replace(b"{", b"{\n", 1))  # an editor saving while the suite loads
+        return found
+
+    monkeypatch.setattr(suite_module, "_read", read_then_edit)
+    loaded = load_suite(tmp_path, registry)
+
+    assert loaded.hash == "7c90f8e0"  # what was parsed, not what the folder holds a moment later
+    assert tsuka_core.suite_hash(tmp_path) != loaded.hash
 
 
 def test_default_suite_differs_from_the_reference(default_suite: Path, reference_suite: Path) -> None:

@@ -21,7 +21,6 @@ from typing import Any, Literal
 
 import jmespath
 import jmespath.exceptions
-import json_repair
 from jmespath.parser import ParsedResult
 
 __all__ = [
@@ -110,6 +109,8 @@ def repair_json(text: str) -> Any:
     clock every few hundred calls and raises inside the repair when it is past;
     any profiler already set on the thread is put back afterwards.
     """
+    import json_repair  # loaded when an answer first needs repair, not by 'tsuka validate'
+
     deadline = time.monotonic() + REPAIR_BUDGET
     calls = 0
 

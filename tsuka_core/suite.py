@@ -47,32 +47,39 @@ def suite_hash(folder: Path) -> str:
     return digest.hexdigest()[:8]
 
 
-def _read(path: Path) -> tuple[object, str | None]:
+def _read(path: Path) -> tuple[bytes, str | None]:
+    """The file's bytes, or the reason it cannot be a test file."""
     try:
         with path.open("rb") as handle:
             raw = handle.read(MAX_TEST_FILE_BYTES + 1)
             size = os.fstat(handle.fileno()).st_size
     except OSError as exc:
-        return None, f"{path.name}: cannot be read: {exc.strerror or exc}"
+        return b"", f"{path.name}: cannot be read: {exc.strerror or exc}"
     if len(raw) > MAX_TEST_FILE_BYTES:
-        return None, f"{path.name}: {size} bytes, over the {MAX_TEST_FILE_BYTES} byte limit for a test file"
+        return b"", f"{path.name}: {size} bytes, over the {MAX_TEST_FILE_BYTES} byte limit for a test file"
+    return raw, None
+
+
+def _parse(name: str, raw: bytes) -> tuple[object, str | None]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return None, f"{path.name}: not UTF-8 (byte {exc.start})"
+        return None, f"{name}: not UTF-8 (byte {exc.start})"
     try:
         return loads_strict(text), None
     except json.JSONDecodeError as exc:
-        return None, f"{path.name}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"
+        return None, f"{name}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}"
     except ValueError as exc:
-        return None, f"{path.name}: not valid JSON: {exc}"
+        return None, f"{name}: not valid JSON: {exc}"
 
 
 def load_suite(folder: Path | str | None = None, registry: Registry | None = None) -> Suite:
     """Load and validate every test file of ``folder`` (default: the installed suite).
 
     Raises :class:`SuiteError` listing every problem of every file when any is
-    invalid; a suite with a category lacking tests loads with a warning.
+    invalid; a suite with a category lacking tests loads with a warning. The
+    hash is made from the very bytes parsed (each file is read once), so it
+    always describes the tests loaded, even when a file changes meanwhile.
     """
     path = Path(folder) if folder is not None else default_suite_path()
     if not path.is_dir():
@@ -84,8 +91,11 @@ def load_suite(folder: Path | str | None = None, registry: Registry | None = Non
     problems: list[str] = []
     tests: list[Test] = []
     names: dict[str, str] = {}
+    digest = hashlib.md5(usedforsecurity=False)
     for file in files:
-        data, problem = _read(file)
+        raw, problem = _read(file)
+        digest.update(file.name.encode("utf-8") + raw)
+        data, problem = (None, problem) if problem else _parse(file.name, raw)
         if problem:
             problems.append(problem)
             continue
@@ -104,4 +114,4 @@ def load_suite(folder: Path | str | None = None, registry: Registry | None = Non
         for c in CATEGORIES
         if not any(t.category == c for t in tests)
     )
-    return Suite(path, tuple(tests), suite_hash(path), warnings)
+    return Suite(path, tuple(tests), digest.hexdigest()[:8], warnings)

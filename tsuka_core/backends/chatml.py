@@ -39,8 +39,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import json_repair
-
 from tsuka_core.answer import ToolCall, parse_arguments, strip_reasoning
 
 __all__ = [
@@ -221,6 +219,8 @@ def _read_call(body: str) -> tuple[str, object] | None:
         value = json.loads(body)
         repaired = False
     except ValueError:
+        import json_repair  # loaded on the first call that is not strict JSON
+
         try:
             value = json_repair.loads(body)
         except Exception:  # json-repair promises not to raise; never trust a parser with model output
