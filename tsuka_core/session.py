@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import os
 import ssl
@@ -128,17 +129,29 @@ class WorkerTransport(httpx.AsyncBaseTransport):
         scheme = request.url.scheme
         pool = self._pool(scheme)
 
-        def release() -> None:
-            self._idle.setdefault(scheme, []).append(pool)
+        async def release(closed: bool) -> None:
+            if closed:
+                self._idle.setdefault(scheme, []).append(pool)
+            else:
+                await self._discard(pool)
 
         try:
             response = await pool.handle_async_request(request)
         except BaseException:
-            release()
+            # A request that failed or was cancelled half-way can leave the pool's one connection
+            # marked busy: never hand that pool out again (the next request would wait on it until
+            # its timeout), close it instead.
+            await self._discard(pool)
             raise
         assert isinstance(response.stream, httpx.AsyncByteStream)
         response.stream = _Releasing(response.stream, release)
         return response
+
+    async def _discard(self, pool: httpx.AsyncHTTPTransport) -> None:
+        if pool in self._every:
+            self._every.remove(pool)
+        with contextlib.suppress(Exception):
+            await asyncio.shield(pool.aclose())
 
     async def aclose(self) -> None:
         """Close every pool."""
@@ -148,9 +161,9 @@ class WorkerTransport(httpx.AsyncBaseTransport):
 
 
 class _Releasing(httpx.AsyncByteStream):
-    """A response body that hands its pool back once, when it is closed."""
+    """A response body that hands its pool back once, when it is closed (or has it discarded, if closing failed)."""
 
-    def __init__(self, stream: httpx.AsyncByteStream, release: Callable[[], None]) -> None:
+    def __init__(self, stream: httpx.AsyncByteStream, release: Callable[[bool], Awaitable[None]]) -> None:
         self._stream, self._release = stream, release
         self._released = False
 
@@ -159,12 +172,14 @@ class _Releasing(httpx.AsyncByteStream):
             yield chunk
 
     async def aclose(self) -> None:
+        closed = False
         try:
             await self._stream.aclose()
+            closed = True
         finally:
             if not self._released:
                 self._released = True
-                self._release()
+                await self._release(closed)
 
 
 def make_backend(registry: Registry, name: str, config: BackendConfig, client: httpx.AsyncClient) -> Backend:

@@ -1,0 +1,67 @@
+"""The run's HTTP client: no connection pool is handed out again after a request that was cut short."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+
+from tsuka_core.session import make_client
+
+ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+CUTS = 150
+"""Requests cancelled, each at another moment between 0 and 3 ms after it was started."""
+
+
+async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Answer ``{}`` to every request of the connection, after a millisecond."""
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(int(v) for k, _, v in (line.partition(b":") for line in head.split(b"\r\n"))
+                          if k.strip().lower() == b"content-length")  # fmt: skip
+            await reader.readexactly(length)
+            await asyncio.sleep(0.001)
+            writer.write(ANSWER)
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError, StopIteration):
+        pass
+    finally:
+        writer.close()
+
+
+def test_a_request_cancelled_at_any_moment_never_holds_up_the_next() -> None:
+    """A refused effort or Ctrl-C cancels requests in flight; the next request must not wait on their pool.
+
+    httpcore can leave a one-connection pool marked busy when a request is
+    cancelled half-way (while connecting or sending): handed out again, that
+    pool made the next request wait for the whole timeout, then fail with
+    PoolTimeout.
+    """
+
+    async def main() -> list[str]:
+        problems: list[str] = []
+        server = await asyncio.start_server(_handle, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
+        async with server, make_client(2, timeout=3.0) as client:
+            for cut in range(CUTS):
+                doomed = asyncio.ensure_future(client.post(url, json={"cut": cut}))
+                await asyncio.sleep(0.003 * cut / CUTS)
+                doomed.cancel()
+                await asyncio.gather(doomed, return_exceptions=True)
+                started = time.monotonic()
+                try:
+                    reply = await client.post(url, json={})
+                    if reply.status_code != 200:
+                        problems.append(f"cut {cut}: HTTP {reply.status_code}")
+                except httpx.HTTPError as exc:
+                    problems.append(f"cut {cut}: {type(exc).__name__}")
+                if time.monotonic() - started > 1.0:
+                    problems.append(f"cut {cut}: the next request took {time.monotonic() - started:.1f} s")
+                if problems:
+                    break  # one is enough: each costs the whole timeout
+            server.close()
+        return problems
+
+    assert asyncio.run(main()) == []
