@@ -131,6 +131,10 @@ class CachingBackend(Backend):
         """The wrapped backend's effort parameters."""
         return self.inner.effort_params(effort)
 
+    def repeats_note(self) -> str | None:
+        """The wrapped backend's note."""
+        return self.inner.repeats_note()
+
     async def effort_ignored(self, model: str) -> str | None:
         """The wrapped backend's answer (never cached)."""
         return await self.inner.effort_ignored(model)

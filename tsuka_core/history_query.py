@@ -181,6 +181,11 @@ class StoredRun:
     source_run: int | None
     levels: tuple[StoredLevel, ...] = field(default=(), repr=False)
 
+    @property
+    def repeats(self) -> int:
+        """How many times each test ran (``--repeats``): the most of any level, 1 without repeats."""
+        return max((level.repeats for level in self.levels), default=1)
+
     def level(self, key: str) -> StoredLevel | None:
         """The level ``model@effort`` of this run, or None."""
         return next((lv for lv in self.levels if lv.key == key), None)

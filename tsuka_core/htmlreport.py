@@ -77,10 +77,9 @@ def _by_name(level: StoredLevel) -> dict[str, StoredTestRuns]:
     return {group.first.name: group for group in group_tests(level.tests)}
 
 
-def _repeats(run: StoredRun) -> int:
-    """How many times each test ran: the most runs any test has at any level (1 without repeats)."""
-    counts = [len(g.runs) for lv in run.levels for g in group_tests(lv.tests)]
-    return max([lv.repeats for lv in run.levels] + counts + [1])
+def _run_shown(test: StoredTest) -> str:
+    """One run's score as shown: a percentage, or ``error``."""
+    return _pct(test.score) if test.status == "ok" else "error"
 
 
 def _shown(group: StoredTestRuns) -> str:
@@ -94,7 +93,7 @@ def _shown(group: StoredTestRuns) -> str:
 
 def _run_scores(group: StoredTestRuns) -> str:
     """Each run's score in run order, for a tooltip: ``runs: 100%, 0%, error``."""
-    return "runs: " + ", ".join(_pct(t.score) if t.status == "ok" else "error" for t in group.runs)
+    return "runs: " + ", ".join(_run_shown(t) for t in group.runs)
 
 
 # --- page -----------------------------------------------------------------------------------------------------------
@@ -138,7 +137,7 @@ def _header(run: StoredRun) -> str:
         f"<span>suite {e(run.suite_path)} (<b>{e(run.suite_hash)}</b>)</span>",
         f"<span>benchmark v{run.benchmark_version}</span>",
     ]
-    repeats = _repeats(run)
+    repeats = run.repeats
     if repeats > 1:
         facts.append(f"<span>each test run <b>{repeats}</b> times: mean ± spread</span>")
     return (
@@ -305,7 +304,7 @@ def _test_at_level(level: StoredLevel, group: StoredTestRuns) -> str:
     if group.repeated:
         return _runs_at_level(level, group)
     test = group.first
-    shown = "error" if test.status != "ok" else _pct(test.score)
+    shown = _run_shown(test)
     score = f'<span class="score {_score_class(test.score, test.status)}">{e(shown)}</span>'
     error = f'<div class="warn">{e(test.error)}</div>' if test.error else ""
     checks = "".join(_check_items(step) for step in test.steps)
@@ -355,8 +354,7 @@ def _run_grid(group: StoredTestRuns) -> str:
             f"</span></td>{''.join(cells)}</tr>"
         )
     scores = "".join(
-        f'<td class="run"><span class="score mini {_score_class(t.score, t.status)}">'
-        f"{e(_pct(t.score) if t.status == 'ok' else 'error')}</span></td>"
+        f'<td class="run"><span class="score mini {_score_class(t.score, t.status)}">{e(_run_shown(t))}</span></td>'
         for t in group.runs
     )
     return (
@@ -368,7 +366,7 @@ def _run_grid(group: StoredTestRuns) -> str:
 def _one_run(group: StoredTestRuns, index: int) -> str:
     """One run of a repeated test, folded: its score, error, checks with their details, and transcript."""
     test = group.runs[index]
-    shown = "error" if test.status != "ok" else _pct(test.score)
+    shown = _run_shown(test)
     score = f'<span class="score mini {_score_class(test.score, test.status)}">{e(shown)}</span>'
     error = f'<div class="warn">{e(test.error)}</div>' if test.error else ""
     checks = "".join(_check_items(step) for step in test.steps)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from typing import Protocol
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from tsuka_core.model import CATEGORIES, Suite
-from tsuka_core.results import LevelResult, TestResult
+from tsuka_core.results import LevelResult, RunScores, TestResult
 
-__all__ = ["console", "format_weight", "level_summary", "percent", "suite_table"]
+__all__ = ["console", "format_weight", "level_summary", "mean_and_spread", "percent", "run_scores", "suite_table"]
 
 TIER_STYLE = {"small": "red", "medium": "yellow", "large": "green"}
 
@@ -55,6 +56,24 @@ def tier_text(tier: str) -> Text:
     return Text(tier, style=f"bold {TIER_STYLE.get(tier, '')}")
 
 
+class _Run(Protocol):
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def score(self) -> float: ...
+
+
+def mean_and_spread(group: RunScores) -> str:
+    """``0.67 ± 0.47``: the score a repeated test counts and how far its runs' scores vary."""
+    return f"{group.score:.2f} ± {group.spread:.2f}"
+
+
+def run_scores(runs: Iterable[_Run]) -> str:
+    """Each run's score in run order, ``ERR`` for a run that ended in error: ``1.00 ERR 0.50``."""
+    return " ".join(f"{r.score:.2f}" if r.status == "ok" else "ERR" for r in runs)
+
+
 def level_summary(level: LevelResult) -> Iterable[Text]:
     """Lines summarising one level: tier, categories, speed, each test's score and failed checks.
 
@@ -77,8 +96,7 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
         if level.repeats == 1:
             yield Text(f"    {name:<28} {group.score:.2f}")
         else:
-            runs = " ".join("ERR" if r.status == "error" else f"{r.score:.2f}" for r in group.runs)
-            yield Text(f"    {name:<28} {group.score:.2f} ± {group.spread:.2f}  runs {runs}")
+            yield Text(f"    {name:<28} {mean_and_spread(group)}  runs {run_scores(group.runs)}")
         for run in group.runs:
             yield from _run_failures(run, f"run {run.repeat}: " if level.repeats > 1 else "")
 

@@ -12,7 +12,7 @@ import click
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from tsuka_core.history_query import StoredLevel, StoredRun, StoredStep, StoredTest, StoredTestRuns
+    from tsuka_core.history_query import StoredLevel, StoredRun, StoredStep, StoredTest
     from tsuka_core.session import RunReport
 
 __all__ = ["COMMANDS", "print_records"]
@@ -113,8 +113,7 @@ def runs(history_db: Path | None, profiles: Path, limit: int, as_json: bool) -> 
         table.add_column(column, overflow="fold")
     for run, levels in found:
         kind = run.kind + (f" of {run.source_run}" if run.source_run is not None else "")
-        repeats = max((lv.repeats for lv in levels), default=1)
-        kind += f", repeats {repeats}" if repeats > 1 else ""
+        kind += f", repeats {run.repeats}" if run.repeats > 1 else ""
         table.add_row(
             str(run.id),
             run.started_at,
@@ -138,7 +137,7 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
     """Tier, scores and each test's score with its checks; with repeats, each test's mean, spread and runs."""
     from rich.text import Text
 
-    from tsuka_core.cli.display import percent, tier_text
+    from tsuka_core.cli.display import mean_and_spread, percent, run_scores, tier_text
 
     applied = "" if level.effort_applied else " (effort not applied)"
     rec = "  recommended" if level.recommended else ""
@@ -151,7 +150,7 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
         if level.repeats == 1 and len(group.runs) == 1:
             yield from _single_lines(group.runs[0], every_check=every_check)
             continue
-        yield Text(f"    {group.name:<28} {_mean(group)}  runs {_run_scores(group)}")
+        yield Text(f"    {group.name:<28} {mean_and_spread(group)}  runs {run_scores(group.runs)}")
         for test in group.runs:
             prefix = f"run {test.repeat}: "
             if test.status != "ok":
@@ -169,15 +168,6 @@ def _single_lines(test: StoredTest, *, every_check: bool) -> Iterable[Text | str
     yield Text(f"    {test.name:<28} {test.score:.2f}")
     for step in test.steps:
         yield from _check_lines(step, every_check=every_check, indent="      ")
-
-
-def _mean(group: StoredTestRuns) -> str:
-    """``0.67 ± 0.47``: the score the level counted and how far the runs' scores vary."""
-    return f"{group.score:.2f} ± {group.spread:.2f}"
-
-
-def _run_scores(group: StoredTestRuns) -> str:
-    return " ".join("ERR" if t.status != "ok" else f"{t.score:.2f}" for t in group.runs)
 
 
 def _check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str = "") -> Iterable[Text]:
@@ -289,6 +279,7 @@ def _test_transcripts(run: StoredRun, level: StoredLevel, name: str, repeat: int
     """One test's transcript; with repeats, every run (or run ``repeat``) in turn, each headed ``run K of N``."""
     from rich.text import Text
 
+    from tsuka_core.cli.display import mean_and_spread, run_scores
     from tsuka_core.errors import UsageError
     from tsuka_core.history_query import StoredTestRuns
 
@@ -304,8 +295,8 @@ def _test_transcripts(run: StoredRun, level: StoredLevel, name: str, repeat: int
         yield ""
         yield from _transcript(first)
         return
-    group = StoredTestRuns(runs)
-    yield f"{level.key} {name} ({first.category}): mean {_mean(group)} over {len(runs)} runs: {_run_scores(group)}"
+    mean = mean_and_spread(StoredTestRuns(runs))
+    yield f"{level.key} {name} ({first.category}): mean {mean} over {len(runs)} runs: {run_scores(runs)}"
     for test in chosen:
         yield ""
         yield Text(f"══ run {test.repeat} of {level.repeats}: {_outcome(test)}", style="bold")

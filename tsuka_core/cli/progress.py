@@ -25,6 +25,11 @@ from tsuka_core.results import TestResult
 __all__ = ["PlainProgress", "RichProgress", "make_progress"]
 
 
+def _run_name(result: TestResult) -> str:
+    """The test's name, with ``#K`` for run K > 1 of a repeated test."""
+    return f"{result.test.name} #{result.repeat}" if result.repeat > 1 else result.test.name
+
+
 class PlainProgress:
     """One line per finished test on stderr, for logs and pipes."""
 
@@ -51,8 +56,10 @@ class PlainProgress:
         self.done[key] = self.done.get(key, 0) + 1
         outcome = f"ERROR {result.error}" if result.status == "error" else f"{result.score:.2f}"
         elapsed = time.monotonic() - self.started
-        name = f"{result.test.name} #{result.repeat}" if result.repeat > 1 else result.test.name
-        click.echo(f"{key} {self.done[key]}/{self.totals.get(key, '?')} {name} {outcome} [{elapsed:.1f}s]", err=True)
+        click.echo(
+            f"{key} {self.done[key]}/{self.totals.get(key, '?')} {_run_name(result)} {outcome} [{elapsed:.1f}s]",
+            err=True,
+        )
 
     def note(self, message: str) -> None:
         """Print a note."""
@@ -90,8 +97,7 @@ class RichProgress:
 
     def test_done(self, model: str, effort: Effort, result: TestResult) -> None:
         """Advance the level's bar."""
-        run = f" #{result.repeat}" if result.repeat > 1 else ""
-        last = "error" if result.status == "error" else f"{result.test.name}{run} {result.score:.2f}"
+        last = "error" if result.status == "error" else f"{_run_name(result)} {result.score:.2f}"
         self.progress.update(self.tasks[f"{model}@{effort}"], advance=1, last=last)
 
     def note(self, message: str) -> None:
