@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from readonly import readonly_folder_holding, without_file_privileges
 
 from tsuka_core import model, results
 from tsuka_core.backends.base import ChatResponse, Effort
@@ -432,25 +432,8 @@ def test_failed_write_leaves_old_file_and_no_temp(tmp_path: Path, monkeypatch: p
 
 @pytest.fixture
 def readonly_folder(tmp_path: Path) -> Iterator[Path]:
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    (folder / "models_profile.json").write_text('{"profiles": {}}', encoding="utf-8")
-    folder.chmod(0o555)
-    try:
+    with readonly_folder_holding(tmp_path, '{"profiles": {}}') as folder:
         yield folder
-    finally:
-        folder.chmod(0o755)
-
-
-def without_file_privileges() -> list[str]:
-    """A command prefix that makes permission bits bind even for root (which otherwise ignores them)."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: permission bits cannot be made to bind")
-    caps = "-dac_override,-dac_read_search,-fowner"
-    return [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}"]
 
 
 READONLY_SCRIPT = textwrap.dedent(

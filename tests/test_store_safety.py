@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from answerers import perfect
 from click.testing import CliRunner, Result
 from faultserver import FaultServer, measure, openai_registry
 from loopback import Reply
+from readonly import readonly_folder_holding, without_file_privileges
 
 from tsuka_core import Registry, Suite
 from tsuka_core import store as store_module
@@ -218,27 +218,10 @@ def test_a_corrupt_store_stops_the_run_in_one_line_before_any_request(tmp_path: 
     assert leftovers(tmp_path) == []
 
 
-def without_file_privileges() -> list[str]:
-    """A command prefix that makes permission bits bind even for root (which otherwise ignores them)."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: permission bits cannot be made to bind")
-    caps = "-dac_override,-dac_read_search,-fowner"
-    return [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}"]
-
-
 @pytest.fixture
 def readonly_folder(tmp_path: Path) -> Iterator[Path]:
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    (folder / "models_profile.json").write_text('{"profiles": {"keep@none": {"model": "keep"}}}', encoding="utf-8")
-    folder.chmod(0o555)
-    try:
+    with readonly_folder_holding(tmp_path, '{"profiles": {"keep@none": {"model": "keep"}}}') as folder:
         yield folder
-    finally:
-        folder.chmod(0o755)
 
 
 def run_in_readonly(folder: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], FaultServer]:
