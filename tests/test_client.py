@@ -1,4 +1,4 @@
-"""The run's HTTP client: no connection pool is handed out again after a request that was cut short."""
+"""The run's HTTP client: no connection is handed out again after a request that was cut short."""
 
 from __future__ import annotations
 
@@ -32,12 +32,11 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
 
 
 def test_a_request_cancelled_at_any_moment_never_holds_up_the_next() -> None:
-    """A refused effort or Ctrl-C cancels requests in flight; the next request must not wait on their pool.
+    """A refused effort or Ctrl-C cancels requests in flight; the next request must not wait on their connection.
 
-    httpcore can leave a one-connection pool marked busy when a request is
-    cancelled half-way (while connecting or sending): handed out again, that
-    pool made the next request wait for the whole timeout, then fail with
-    PoolTimeout.
+    A connection left half-way through an exchange (cancelled while connecting,
+    sending or reading) and handed out again would make the next request wait
+    for the whole timeout, or read the answer meant for the cancelled one.
     """
 
     async def main() -> list[str]:

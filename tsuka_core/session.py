@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import difflib
 import os
-import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ from tsuka_core.model import Suite
 from tsuka_core.registry import Registry
 from tsuka_core.store import ProfileStore, profile_from_level, profile_key, recommend
 from tsuka_core.sweep import ModelSweep, SweepObserver, sweep_models
+from tsuka_core.transport import WorkerTransport
 
 __all__ = ["RunOptions", "RunReport", "choose_backend", "make_backend", "make_client", "run_benchmark"]
 
@@ -93,93 +92,6 @@ def make_client(concurrency: int, timeout: float) -> httpx.AsyncClient:
         limits=limits,
         timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)),
     )
-
-
-class WorkerTransport(httpx.AsyncBaseTransport):
-    """A transport that gives each request in flight a one-connection pool of its own.
-
-    One shared httpcore pool scans all of its connections on every request, so
-    its cost per request grows with the concurrency (measured in
-    ``docs/performance.md``); a pool per worker costs the same at any
-    concurrency. Pools are made on demand, so there are never more than the
-    requests ever in flight at once, and are reused last-in first-out. The pools
-    of one scheme share one SSL context, made when the first is needed: a
-    verifying one for ``https``; for ``http``, where it is never used, one that
-    skips loading the CA bundle (tens of milliseconds a plain-HTTP run does not need).
-    """
-
-    def __init__(self) -> None:
-        self._idle: dict[str, list[httpx.AsyncHTTPTransport]] = {}
-        self._every: list[httpx.AsyncHTTPTransport] = []
-        self._ssl: dict[str, ssl.SSLContext] = {}
-
-    def _pool(self, scheme: str) -> httpx.AsyncHTTPTransport:
-        idle = self._idle.get(scheme)
-        if idle:
-            return idle.pop()
-        context = self._ssl.get(scheme)
-        if context is None:
-            context = self._ssl[scheme] = httpx.create_ssl_context(verify=scheme == "https")
-        pool = httpx.AsyncHTTPTransport(verify=context, limits=httpx.Limits(max_connections=1))
-        self._every.append(pool)
-        return pool
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send ``request`` on an idle pool of its scheme; the pool is idle again once the response is closed."""
-        scheme = request.url.scheme
-        pool = self._pool(scheme)
-
-        async def release(closed: bool) -> None:
-            if closed:
-                self._idle.setdefault(scheme, []).append(pool)
-            else:
-                await self._discard(pool)
-
-        try:
-            response = await pool.handle_async_request(request)
-        except BaseException:
-            # A request that failed or was cancelled half-way can leave the pool's one connection
-            # marked busy: never hand that pool out again (the next request would wait on it until
-            # its timeout), close it instead.
-            await self._discard(pool)
-            raise
-        assert isinstance(response.stream, httpx.AsyncByteStream)
-        response.stream = _Releasing(response.stream, release)
-        return response
-
-    async def _discard(self, pool: httpx.AsyncHTTPTransport) -> None:
-        if pool in self._every:
-            self._every.remove(pool)
-        with contextlib.suppress(Exception):
-            await asyncio.shield(pool.aclose())
-
-    async def aclose(self) -> None:
-        """Close every pool."""
-        pools, self._every, self._idle = self._every, [], {}
-        for pool in pools:
-            await pool.aclose()
-
-
-class _Releasing(httpx.AsyncByteStream):
-    """A response body that hands its pool back once, when it is closed (or has it discarded, if closing failed)."""
-
-    def __init__(self, stream: httpx.AsyncByteStream, release: Callable[[bool], Awaitable[None]]) -> None:
-        self._stream, self._release = stream, release
-        self._released = False
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._stream:
-            yield chunk
-
-    async def aclose(self) -> None:
-        closed = False
-        try:
-            await self._stream.aclose()
-            closed = True
-        finally:
-            if not self._released:
-                self._released = True
-                await self._release(closed)
 
 
 def make_backend(registry: Registry, name: str, config: BackendConfig, client: httpx.AsyncClient) -> Backend:
