@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
@@ -88,6 +89,10 @@ async def run_test(
         except Exception as exc:  # a backend plugin's bug ends this test as an error, not the run
             cause = f"backend {backend.name!r} raised {type(exc).__name__}: {exc}"
             return _errored(test, results, index, request, cause)
+        if limiter is not None:
+            # The limiter just let the next request in: let it go out before this answer is judged,
+            # so that judging overlaps the wait for the server instead of delaying the request.
+            await asyncio.sleep(0)
         if not response.tool_calls and response.text:
             messages.append({"role": "assistant", "content": response.text})
         answer = Answer(response.text, response.tool_calls, test.tools)
