@@ -101,20 +101,26 @@ def history_options(values: dict[str, Any], profiles: Path) -> dict[str, Any]:
 def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
     """Say where the run was recorded, write the CI files asked for, and exit 1 or 3 when the run says so."""
     from tsuka_core.cli.history_cmds import print_records
-    from tsuka_core.cli.report import report_json
-    from tsuka_core.junit import below_tier, write_junit
-    from tsuka_core.store import dumps_store
 
     levels = [level for swept in report.sweeps for level in swept.levels]
     print_records(report, values, to_stderr=to_stderr)
     if values.get("junit"):
+        from tsuka_core.junit import write_junit
+
         write_junit(values["junit"], levels)
     if values.get("json_file"):
+        from tsuka_core.cli.report import report_json
+        from tsuka_core.store import dumps_store
+
         values["json_file"].write_text(dumps_store(report_json(report)), encoding="utf-8")
     if not report.ok:
         raise SystemExit(1)
     minimum = values.get("min_tier")
-    below = below_tier(levels, report.recommendations, minimum, [s.model for s in report.sweeps]) if minimum else []
+    if not minimum:
+        return
+    from tsuka_core.junit import below_tier
+
+    below = below_tier(levels, report.recommendations, minimum, [s.model for s in report.sweeps])
     for line in below:
         click.echo(f"tsuka: below --min-tier: {line}", err=True)
     if below:
