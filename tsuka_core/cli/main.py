@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -66,4 +67,8 @@ _register_commands()
 
 def main() -> None:
     """Run the ``tsuka`` command."""
+    # httpx loads its own command-line client (click, rich's progress and syntax, pygments) whenever
+    # they are installed, about 40 ms this process never uses; None in sys.modules makes that import
+    # fail, and httpx then falls back to a stub, as it does when they are absent.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     cli(prog_name="tsuka")

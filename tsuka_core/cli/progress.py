@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import sys
 import time
-from types import TracebackType
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
 
-from tsuka_core.backends.base import Effort
-from tsuka_core.results import TestResult
+if TYPE_CHECKING:
+    from tsuka_core.backends.base import Effort
+    from tsuka_core.cli.progress_rich import RichProgress
+    from tsuka_core.results import TestResult
+    from tsuka_core.sweep import SweepObserver
 
-__all__ = ["PlainProgress", "RichProgress", "make_progress"]
+__all__ = ["PlainProgress", "Prefetching", "make_progress", "run_name"]
 
 
-def _run_name(result: TestResult) -> str:
+def run_name(result: TestResult) -> str:
     """The test's name, with ``#K`` for run K > 1 of a repeated test."""
     return f"{result.test.name} #{result.repeat}" if result.repeat > 1 else result.test.name
 
@@ -57,7 +52,7 @@ class PlainProgress:
         outcome = f"ERROR {result.error}" if result.status == "error" else f"{result.score:.2f}"
         elapsed = time.monotonic() - self.started
         click.echo(
-            f"{key} {self.done[key]}/{self.totals.get(key, '?')} {_run_name(result)} {outcome} [{elapsed:.1f}s]",
+            f"{key} {self.done[key]}/{self.totals.get(key, '?')} {run_name(result)} {outcome} [{elapsed:.1f}s]",
             err=True,
         )
 
@@ -66,45 +61,47 @@ class PlainProgress:
         click.echo(f"note: {message}", err=True)
 
 
-class RichProgress:
-    """A bar per model@effort with tests done, elapsed time and ETA."""
+def make_progress() -> PlainProgress | RichProgress:
+    """Rich bars when stderr is a terminal, plain lines otherwise (rich is not even loaded then)."""
+    if not sys.stderr.isatty():
+        return PlainProgress()
+    from tsuka_core.cli.progress_rich import RichProgress
 
-    def __init__(self) -> None:
-        self.console = Console(stderr=True)
-        self.progress = Progress(
-            TextColumn("{task.description}", style="bold", markup=False),  # model and test names are not markup
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[last]}", markup=False),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=self.console,
-            transient=False,
-        )
-        self.tasks: dict[str, TaskID] = {}
+    return RichProgress()
 
-    def __enter__(self) -> RichProgress:
-        self.progress.__enter__()
-        return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.progress.__exit__(kind, exc, tb)
+class Prefetching:
+    """A sweep observer that forwards to ``observer`` and, once the first test is done, imports ``modules``.
+
+    By then the next request is already on its way (the runner lets it go
+    before judging an answer), so what the end of the run needs (the summary's
+    modules, rich) is loaded while the process waits for the server instead of
+    after the last answer. One module per turn of the event loop, so answers
+    that arrive meanwhile are not held up for the whole list.
+    """
+
+    def __init__(self, observer: SweepObserver, modules: Sequence[str]) -> None:
+        self.observer = observer
+        self.modules = list(modules)
+        self.started = False
 
     def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
-        """Add a bar for the level."""
-        label = f"{model}@{effort}" + ("" if applied else " (no effort)")
-        self.tasks[f"{model}@{effort}"] = self.progress.add_task(label, total=total, last="")
+        """Forward."""
+        self.observer.level_started(model, effort, applied, total)
 
     def test_done(self, model: str, effort: Effort, result: TestResult) -> None:
-        """Advance the level's bar."""
-        last = "error" if result.status == "error" else f"{_run_name(result)} {result.score:.2f}"
-        self.progress.update(self.tasks[f"{model}@{effort}"], advance=1, last=last)
+        """Forward; after the first test, start importing."""
+        self.observer.test_done(model, effort, result)
+        if not self.started:
+            self.started = True
+            asyncio.get_running_loop().call_soon(self._import_next)
 
     def note(self, message: str) -> None:
-        """Print a note above the bars."""
-        self.progress.console.print(Text.assemble(("note:", "yellow"), f" {message}"))
+        """Forward."""
+        self.observer.note(message)
 
-
-def make_progress() -> PlainProgress | RichProgress:
-    """Rich bars when stderr is a terminal, plain lines otherwise."""
-    return RichProgress() if sys.stderr.isatty() else PlainProgress()
+    def _import_next(self) -> None:
+        if self.modules:
+            importlib.import_module(self.modules.pop(0))
+        if self.modules:
+            asyncio.get_running_loop().call_soon(self._import_next)

@@ -232,8 +232,7 @@ def run(
     """
     import asyncio
 
-    from tsuka_core.cli.progress import make_progress
-    from tsuka_core.cli.report import print_report, report_json
+    from tsuka_core.cli.progress import Prefetching, make_progress
     from tsuka_core.registry import load_registry
     from tsuka_core.session import RunOptions, run_benchmark
     from tsuka_core.suite import load_suite
@@ -253,12 +252,15 @@ def run(
         **history_options(values, profiles),
     )
     with make_progress() as progress:
-        report = asyncio.run(run_benchmark(options, loaded, registry, progress))
+        observer = Prefetching(progress, ["tsuka_core.cli.report"])  # the summary: rich, tables
+        report = asyncio.run(run_benchmark(options, loaded, registry, observer))
     if report.interrupted:
         kept = ", ".join(report.profiles)
         said = f"kept {len(report.profiles)} complete level(s) in {profiles}: {kept}" if kept else "nothing was stored"
         click.echo(f"tsuka: interrupted; {said}; levels still running were not stored", err=True)
         raise SystemExit(130)
+    from tsuka_core.cli.report import print_report, report_json
+
     print_report(report, profiles, to_stderr=as_json)
     if as_json:
         from tsuka_core.store import dumps_store
