@@ -284,3 +284,28 @@ def test_https_verifies_the_certificate_and_talks_through_tls_when_trusted(
     run(main(expect_trusted=False))
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
     run(main(expect_trusted=True))
+
+
+def test_a_cookie_the_server_sets_goes_back_with_the_next_requests() -> None:
+    seen: list[bytes] = []
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        n = 0
+        while True:
+            request = await _request(reader)
+            seen.append(
+                next((line.lower() for line in request.split(b"\r\n") if line.lower().startswith(b"cookie:")), b"")
+            )
+            extra = b"set-cookie: lb=node-7; Path=/\r\n" if n == 1 else b""
+            writer.write(_answer(extra=extra))
+            await writer.drain()
+            n += 1
+
+    async def main() -> None:
+        async with Server(script) as url, make_client(1, timeout=5.0) as client:
+            for _ in range(4):
+                assert (await client.post(url, json={})).status_code == 200
+            assert dict(client.cookies) == {"lb": "node-7"}
+
+    run(main())
+    assert seen == [b"", b"", b"cookie: lb=node-7", b"cookie: lb=node-7"]

@@ -87,11 +87,44 @@ def choose_backend(name: str | None, config: BackendConfig) -> str:
 def make_client(concurrency: int, timeout: float) -> httpx.AsyncClient:
     """The run's one HTTP client: a keep-alive connection per request in flight, at most ``concurrency`` kept."""
     limits = httpx.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
-    return httpx.AsyncClient(
+    return RunClient(
         transport=WorkerTransport(),
         limits=limits,
         timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)),
     )
+
+
+class _Cookies(httpx.Cookies):
+    """httpx's cookies, without the standard library's cookie machinery for answers that set no cookie."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        """Keep the cookies ``response`` sets, if it sets any."""
+        if "set-cookie" in response.headers:
+            super().extract_cookies(response)
+
+
+class RunClient(httpx.AsyncClient):
+    """An httpx client whose cookie jar looks at an answer only when it sets a cookie.
+
+    httpx hands every answer to ``http.cookiejar`` through request and response
+    wrappers it builds each time, about 0.15 ms per request after the process
+    has waited for the server (``docs/performance.md``); model servers rarely
+    set cookies, and those that do (a load balancer's) still have them kept
+    and sent back.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._kept_cookies = _Cookies(super().cookies)
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        """The cookies sent with every request."""
+        return self._kept_cookies
+
+    @cookies.setter
+    def cookies(self, cookies: httpx._types.CookieTypes) -> None:
+        self._kept_cookies = _Cookies(cookies)
 
 
 def make_backend(registry: Registry, name: str, config: BackendConfig, client: httpx.AsyncClient) -> Backend:
