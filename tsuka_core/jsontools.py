@@ -17,11 +17,10 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 from types import FrameType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import jmespath
-import jmespath.exceptions
-from jmespath.parser import ParsedResult
+if TYPE_CHECKING:
+    from jmespath.parser import ParsedResult
 
 __all__ = [
     "MISSING",
@@ -238,6 +237,9 @@ class JsonPath:
         elif _PLAIN_PATH.fullmatch(text):
             self._parts = [name if name else int(index) for name, index in _PATH_PART.findall(text)]
         else:
+            import jmespath  # loaded for the first path that is not a plain dotted one
+            import jmespath.exceptions
+
             try:
                 self._parsed = jmespath.compile(text)
             except jmespath.exceptions.JMESPathError as exc:
@@ -259,8 +261,10 @@ class JsonPath:
                     return MISSING
             return current
         assert self._parsed is not None
+        from jmespath.exceptions import JMESPathError
+
         try:
             found = self._parsed.search(document)
-        except (jmespath.exceptions.JMESPathError, RecursionError, TypeError, ValueError):
+        except (JMESPathError, RecursionError, TypeError, ValueError):
             return MISSING
         return MISSING if found is None else found

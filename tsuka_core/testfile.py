@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Mapping
 from typing import Any, cast
@@ -21,6 +20,8 @@ TIERS = ("small", "medium", "large")
 
 
 def _suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    import difflib  # only a file with a problem needs it
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 

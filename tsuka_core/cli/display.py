@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from tsuka_core.model import CATEGORIES, Suite
-from tsuka_core.results import LevelResult, RunScores, TestResult
+
+if TYPE_CHECKING:
+    from tsuka_core.results import LevelResult, RunScores, TestResult
 
 __all__ = ["console", "format_weight", "level_summary", "mean_and_spread", "percent", "run_scores", "suite_table"]
 
