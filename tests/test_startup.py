@@ -37,3 +37,40 @@ def test_validate_loads_no_http_client_nor_event_loop() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert "suite hash" in done.stdout
     assert done.stdout.splitlines()[-1] == "", f"loaded by validate: {done.stdout.splitlines()[-1]}"
+
+
+def test_creating_the_check_params_models_reads_no_source() -> None:
+    """Field docstrings are read when a schema is generated; importing the check types parses no source."""
+    code = (
+        "import ast, inspect\n"
+        "import pydantic.main\n"
+        "read = []\n"
+        "for module, name in ((inspect, 'findsource'), (inspect, 'getsourcelines'), (ast, 'parse')):\n"
+        "    def spy(*args, _original=getattr(module, name), _name=name, **kwargs):\n"
+        "        read.append(_name)\n"
+        "        return _original(*args, **kwargs)\n"
+        "    setattr(module, name, spy)\n"
+        "import tsuka_checks_builtin.plugin\n"
+        "from tsuka_core import CheckParams\n"
+        "class Later(CheckParams):\n"
+        "    value: int\n"
+        "    '''A plugin's field.'''\n"
+        "print(','.join(read))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.splitlines()[-1] == "", f"source read while creating models: {done.stdout.splitlines()[-1]}"
+
+
+def test_hash_loads_no_check_type() -> None:
+    """Hashing a suite reads its bytes: the check types, pydantic and the plugins stay unloaded."""
+    code = (
+        "import sys\n"
+        "from tsuka_core.cli.main import cli\n"
+        "try:\n"
+        "    cli(['hash'], prog_name='tsuka')\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "print(','.join(m for m in ('pydantic', 'tsuka_core.checks', 'pluggy', 'regex') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.splitlines()[-1] == "", f"loaded by hash: {done.stdout.splitlines()[-1]}"

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from tsuka_core.checks import CheckParams, CheckType
+if TYPE_CHECKING:
+    from tsuka_core.checks import CheckParams, CheckType
 
 __all__ = ["CATEGORIES", "Category", "Check", "Step", "Suite", "Test"]
 

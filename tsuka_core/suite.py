@@ -6,12 +6,14 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tsuka_core.errors import SuiteError
 from tsuka_core.jsontools import loads_strict
 from tsuka_core.model import CATEGORIES, Suite, Test
-from tsuka_core.registry import Registry, load_registry
-from tsuka_core.testfile import parse_test
+
+if TYPE_CHECKING:
+    from tsuka_core.registry import Registry
 
 __all__ = ["MAX_TEST_FILE_BYTES", "default_suite_path", "load_suite", "suite_files", "suite_hash"]
 
@@ -81,6 +83,9 @@ def load_suite(folder: Path | str | None = None, registry: Registry | None = Non
     hash is made from the very bytes parsed (each file is read once), so it
     always describes the tests loaded, even when a file changes meanwhile.
     """
+    from tsuka_core.registry import load_registry  # the check types: only loading needs them, not hashing
+    from tsuka_core.testfile import parse_test
+
     path = Path(folder) if folder is not None else default_suite_path()
     if not path.is_dir():
         raise SuiteError([f"{path}: no such folder (a suite is a folder of *.json test files)"])
