@@ -256,3 +256,27 @@ def test_a_plugin_that_fails_to_import_is_an_error_naming_it(fake_distribution: 
 def test_naming_a_distribution_without_a_plugin_is_an_error(fake_distribution: str) -> None:
     with pytest.raises(PluginError, match="tsuka-missing"):
         tsuka_core.discover(env="tsuka-fake, tsuka-missing")
+
+
+def test_a_distribution_on_the_path_twice_loads_once_the_first(
+    fake_distribution: str, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As importlib.metadata: of two copies of one distribution, the one first on sys.path counts."""
+    later = tmp_path_factory.mktemp("later")
+    info = later / "tsuka_fake-0.9.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tsuka-fake\nVersion: 0.9\n")
+    (info / "entry_points.txt").write_text("[console_scripts]\nx = y:z\n\n[tsuka]\nfake = tsuka_fake_plugin\n")
+    monkeypatch.syspath_prepend(later)  # now before the fixture's copy, version 0.1
+    plugins = [p for p in tsuka_core.discover(env=fake_distribution) if p.distribution == "tsuka-fake"]
+    assert [(p.entry_point, p.version) for p in plugins] == [("fake", "0.9")]
+
+
+def test_groups_that_only_look_like_tsuka_are_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    info = tmp_path / "lookalike-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: lookalike\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[tsuka.extra]\na = nowhere_at_all\n\n[tsuka_x]\nb = nowhere\n")
+    monkeypatch.syspath_prepend(tmp_path)
+    with pytest.raises(PluginError, match="names lookalike, which provide no tsuka plugin"):
+        tsuka_core.discover(env="lookalike")

@@ -52,6 +52,28 @@ def _normal(name: str) -> str:
     return name.lower().replace("_", "-")
 
 
+def _entry_points(group: str) -> list[metadata.EntryPoint]:
+    """The entry points of ``group``, as ``importlib.metadata.entry_points(group=...)`` finds them, but cheaper.
+
+    The standard call parses every installed distribution's entry points; with
+    hundreds installed that was tens of milliseconds of each start. A file that
+    does not even contain ``[group]`` is skipped unparsed; of two distributions
+    of one name that both have the group, only the first on ``sys.path`` counts.
+    """
+    header = f"[{group}]"
+    found: list[metadata.EntryPoint] = []
+    names: set[str] = set()
+    for dist in metadata.distributions():
+        text = dist.read_text("entry_points.txt")
+        if not text or header not in text:
+            continue
+        name = _normal(dist.metadata["Name"] or "")
+        if name not in names:
+            names.add(name)
+            found.extend(ep for ep in dist.entry_points if ep.group == group)
+    return found
+
+
 def discover(env: str | None = None, *, use_environ: bool = True) -> list[LoadedPlugin]:
     """Import every plugin of the ``tsuka`` entry-point group that is allowed to load.
 
@@ -64,7 +86,7 @@ def discover(env: str | None = None, *, use_environ: bool = True) -> list[Loaded
     wanted = _wanted(env)
     loaded: list[LoadedPlugin] = []
     seen: set[str] = set()
-    for ep in sorted(metadata.entry_points(group=hookspecs.PROJECT), key=lambda e: (e.value, e.name)):
+    for ep in sorted(_entry_points(hookspecs.PROJECT), key=lambda e: (e.value, e.name)):
         dist = ep.dist
         meta = dist.metadata if dist is not None else None  # parsed once: name and version both come from it
         dist_name = meta["Name"] if meta is not None else "unknown"
