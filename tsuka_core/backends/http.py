@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import functools
 import json
 import logging
 import math
@@ -283,7 +284,7 @@ async def request_json(
     transient one.
     """
     limit = MAX_BODY_BYTES if max_bytes is None else max_bytes
-    call = _Call(method, url, body, headers, timeout, limit, f"{method} {redact_url(url)}")
+    call = _Call(method, url, body, headers, timeout, limit, _label(method, url))
     attempts = max(retries, 0) + 1
     base = BACKOFF_BASE if backoff_base is None else backoff_base
     import asyncio
@@ -323,7 +324,9 @@ async def _exchange(client: httpx.AsyncClient, call: _Call) -> _Exchange:
     try:
         async with (
             asyncio.timeout(call.timeout),
-            client.stream(call.method, call.url, json=call.body, headers=call.headers, timeout=timeouts) as response,
+            client.stream(
+                call.method, _parsed(call.url), json=call.body, headers=call.headers, timeout=timeouts
+            ) as response,
         ):
             failed = not 200 <= response.status_code < 300
             limit = _ERROR_BODY_BYTES if failed else call.max_bytes
@@ -343,6 +346,26 @@ async def _exchange(client: httpx.AsyncClient, call: _Call) -> _Exchange:
         ) from None
     _check_status(exchange, call.label)
     return exchange
+
+
+@functools.lru_cache(maxsize=256)
+def _label(method: str, url: str) -> str:
+    """How errors name a request: the method and the URL without its secrets."""
+    return f"{method} {redact_url(url)}"
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(url: str) -> httpx.URL | str:
+    """``url`` parsed once for all the requests sent to it (about a fifth of httpx's work per request).
+
+    A URL httpx cannot parse is returned as it is, so that sending it fails as before, with httpx's error.
+    """
+    import httpx
+
+    try:
+        return httpx.URL(url)
+    except Exception:
+        return url
 
 
 def _transport_reason(exc: Exception) -> str:
