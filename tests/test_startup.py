@@ -8,35 +8,33 @@ import sys
 HEAVY = ("httpx", "pydantic", "rich", "jmespath", "regex", "json_repair", "sqlite3", "asyncio", "tsuka_core.checks")
 
 
-def test_help_imports_no_heavy_module() -> None:
+def _command_loads(args: list[str], modules: tuple[str, ...]) -> tuple[str, list[str]]:
+    """Run ``tsuka ARGS`` in a fresh interpreter: its output, and which of ``modules`` it loaded."""
     code = (
         "import sys\n"
         "from tsuka_core.cli.main import cli\n"
         "try:\n"
-        "    cli(['--help'], prog_name='tsuka')\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+        f"    cli({args!r}, prog_name='tsuka')\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        f"print(','.join(m for m in {modules!r} if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert "Usage: tsuka" in done.stdout
-    assert done.stdout.splitlines()[-1] == "", f"loaded at --help: {done.stdout.splitlines()[-1]}"
+    *output, loaded = done.stdout.splitlines()
+    return "\n".join(output), [m for m in loaded.split(",") if m]
+
+
+def test_help_imports_no_heavy_module() -> None:
+    output, loaded = _command_loads(["--help"], HEAVY)
+    assert "Usage: tsuka" in output
+    assert loaded == []
 
 
 def test_validate_loads_no_http_client_nor_event_loop() -> None:
     """Registering the built-in backends must not import what only a request needs."""
-    code = (
-        "import sys\n"
-        "from tsuka_core.cli.main import cli\n"
-        "try:\n"
-        "    cli(['validate'], prog_name='tsuka')\n"
-        "except SystemExit as exc:\n"
-        "    assert not exc.code, exc.code\n"
-        "print(','.join(m for m in ('httpx', 'asyncio', 'sqlite3', 'json_repair') if m in sys.modules))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert "suite hash" in done.stdout
-    assert done.stdout.splitlines()[-1] == "", f"loaded by validate: {done.stdout.splitlines()[-1]}"
+    output, loaded = _command_loads(["validate"], ("httpx", "asyncio", "sqlite3", "json_repair"))
+    assert "suite hash" in output
+    assert loaded == []
 
 
 def test_creating_the_check_params_models_reads_no_source() -> None:
@@ -63,14 +61,6 @@ def test_creating_the_check_params_models_reads_no_source() -> None:
 
 def test_hash_loads_no_check_type() -> None:
     """Hashing a suite reads its bytes: the check types, pydantic and the plugins stay unloaded."""
-    code = (
-        "import sys\n"
-        "from tsuka_core.cli.main import cli\n"
-        "try:\n"
-        "    cli(['hash'], prog_name='tsuka')\n"
-        "except SystemExit as exc:\n"
-        "    assert not exc.code, exc.code\n"
-        "print(','.join(m for m in ('pydantic', 'tsuka_core.checks', 'pluggy', 'regex') if m in sys.modules))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert done.stdout.splitlines()[-1] == "", f"loaded by hash: {done.stdout.splitlines()[-1]}"
+    output, loaded = _command_loads(["hash"], ("pydantic", "tsuka_core.checks", "pluggy", "regex"))
+    assert output.strip()
+    assert loaded == []
