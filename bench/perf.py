@@ -307,7 +307,7 @@ def measure_pools(bench: Bench, server: LoopbackProcess, quick: bool) -> None:
     print(POOL_HEAD)
     for concurrency in (16, 64, 256):
         requests = max(500 if quick else 1000, 4 * concurrency)
-        for label, shared in (("httpx, one shared pool of C", True), ("tsuka make_client (pool per worker)", False)):
+        for label, shared in (("httpx, one shared pool of C", True), ("tsuka make_client (conn per worker)", False)):
             result = measure_pool(server.port, label, concurrency, requests, chat_body(), shared=shared)
             bench.pools.append(result)
             print(result.line(), flush=True)
