@@ -230,15 +230,18 @@ def run(
     could not be (it is named, and an earlier profile for it is kept), 2 for
     bad input, 3 when --min-tier is given and a model is below it.
     """
-    import asyncio
+    from tsuka_core.cli.loading import collector_paused
 
-    from tsuka_core.cli.progress import Prefetching, make_progress
-    from tsuka_core.registry import load_registry
-    from tsuka_core.session import RunOptions, run_benchmark
-    from tsuka_core.suite import load_suite
+    with collector_paused():
+        import asyncio
 
-    registry = load_registry()
-    loaded = load_suite(suite, registry)
+        from tsuka_core.cli.progress import Prefetching, make_progress
+        from tsuka_core.registry import load_registry
+        from tsuka_core.session import RunOptions, run_benchmark
+        from tsuka_core.suite import load_suite
+
+        registry = load_registry()
+        loaded = load_suite(suite, registry)
     for warning in loaded.warnings:
         click.echo(f"warning: {warning}", err=True)
     options = RunOptions(
