@@ -30,6 +30,7 @@ MAX_HEAD_BYTES = 100 * 1024
 """The largest status line and headers accepted (as httpcore)."""
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_INCOMPLETE = "Server disconnected without sending a complete response."
 _Origin = tuple[str, str, int]
 
 
@@ -43,8 +44,6 @@ class _Connection(asyncio.Protocol):
         self.waiter: asyncio.Future[None] | None = None
         self.lost: Exception | None = None
         self.closed = False
-        self.busy = False
-        self.touched_while_idle = False
         self._writable: asyncio.Future[None] | None = None
 
     # asyncio.Protocol
@@ -54,20 +53,16 @@ class _Connection(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
-        if not self.busy:
-            self.touched_while_idle = True
         self.h11.receive_data(data)
         self._wake()
 
     def eof_received(self) -> bool:
-        self.touched_while_idle = True
         self.h11.receive_data(b"")
         self._wake()
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        self.touched_while_idle = True
         self.lost = exc
         self._wake()
         if self._writable is not None and not self._writable.done():
@@ -89,8 +84,13 @@ class _Connection(asyncio.Protocol):
     # what the transport asks of it
 
     def reusable(self) -> bool:
-        """True when the server has not closed it nor sent anything since the last answer."""
-        return not self.closed and not self.touched_while_idle and self.h11.our_state is h11.IDLE
+        """True when the server has neither closed it nor sent anything since the last answer.
+
+        Whatever arrives between two exchanges waits in h11's buffer, and an end
+        of stream is noted there too: both show in ``trailing_data``.
+        """
+        state = self.h11
+        return not self.closed and state.our_state is h11.IDLE and state.trailing_data == (b"", False)
 
     def close(self) -> None:
         """Close the socket; the connection is never used again."""
@@ -145,7 +145,7 @@ def _lost_reason(exc: Exception | None, fallback: str) -> str:
 
 def _protocol_reason(exc: h11.RemoteProtocolError, lost: Exception | None) -> str:
     if "peer unexpectedly closed" in str(exc) or lost is not None:
-        return "Server disconnected without sending a complete response."
+        return _INCOMPLETE
     return str(exc) or "the server's answer is not valid HTTP/1.1"
 
 
@@ -165,7 +165,7 @@ class _Body(httpx.AsyncByteStream):
             elif isinstance(event, h11.EndOfMessage):
                 return
             elif isinstance(event, h11.ConnectionClosed):
-                raise httpx.RemoteProtocolError("Server disconnected without sending a complete response.")
+                raise httpx.RemoteProtocolError(_INCOMPLETE)
 
     async def aclose(self) -> None:
         if not self._released:
@@ -192,7 +192,6 @@ class WorkerTransport(httpx.AsyncBaseTransport):
         timeouts = request.extensions.get("timeout") or {}
         connection = await self._connection(request, timeouts.get("connect"))
         try:
-            connection.busy = True
             state = connection.h11
             head = h11.Request(method=request.method, target=request.url.raw_path, headers=list(request.headers.raw))
             parts = [state.send(head)]
@@ -257,12 +256,10 @@ class WorkerTransport(httpx.AsyncBaseTransport):
 
     def _release(self, connection: _Connection) -> None:
         """Keep ``connection`` for the next request when its exchange ended cleanly, else close it."""
-        connection.busy = False
         state = connection.h11
         if state.our_state is h11.DONE and state.their_state is h11.DONE and not connection.closed:
             state.start_next_cycle()
-            if state.trailing_data == (b"", False):
-                connection.touched_while_idle = False
+            if connection.reusable():
                 self._idle.setdefault(connection.origin, []).append(connection)
                 return
         self._drop(connection)
