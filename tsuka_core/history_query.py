@@ -13,7 +13,7 @@ from typing import Any
 from tsuka_core.backends.base import EFFORTS, ChatResponse
 from tsuka_core.errors import UsageError
 from tsuka_core.history import connect, response_from_json
-from tsuka_core.results import RunScores
+from tsuka_core.results import RunScores, runs_by
 
 __all__ = [
     "StoredCheck",
@@ -110,18 +110,10 @@ class StoredTestRuns(RunScores):
         """``run K of N`` for the run at ``index`` (0-based)."""
         return f"run {index + 1} of {len(self.runs)}"
 
-    @property
-    def scores(self) -> list[float]:
-        """Each run's score, in run order."""
-        return [r.score for r in self.runs]
-
 
 def group_tests(tests: Sequence[StoredTest]) -> list[StoredTestRuns]:
     """``tests`` grouped by name, in the order each name first appears, each test's runs in repeat order."""
-    groups: dict[str, list[StoredTest]] = {}
-    for test in tests:
-        groups.setdefault(test.name, []).append(test)
-    return [StoredTestRuns(tuple(sorted(runs, key=lambda t: t.repeat))) for runs in groups.values()]
+    return [StoredTestRuns(runs) for runs in runs_by(tests, lambda t: t.name)]
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from tsuka_core.backends.base import ChatResponse, Effort
 from tsuka_core.model import Category, Test
@@ -15,11 +15,13 @@ __all__ = [
     "CheckResult",
     "LevelResult",
     "RepeatedTest",
+    "Run",
     "RunScores",
     "StepResult",
     "TestResult",
     "TestStatus",
     "group_runs",
+    "runs_by",
 ]
 
 TestStatus = Literal["ok", "error"]
@@ -77,13 +79,38 @@ class TestResult:
         return any(s.response.usage_estimated for s in self.steps if s.response is not None)
 
 
+class Run(Protocol):
+    """One run of a test, live or recorded: its score and which run it was."""
+
+    @property
+    def score(self) -> float:
+        """The run's score."""
+
+    @property
+    def repeat(self) -> int:
+        """Which run it was, from 1."""
+
+
+R = TypeVar("R", bound=Run)
+
+
+def runs_by(items: Iterable[R], key: Callable[[R], Hashable]) -> list[tuple[R, ...]]:
+    """``items`` grouped by ``key``, in the order each key first appears, each group in repeat order."""
+    groups: dict[Hashable, list[R]] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return [tuple(sorted(runs, key=lambda r: r.repeat)) for runs in groups.values()]
+
+
 class RunScores:
-    """The score a test run several times counts (the mean of its runs' ``scores``) and their spread."""
+    """The score a test run several times counts (the mean of its ``runs``' scores) and their spread."""
+
+    runs: Sequence[Run]
 
     @property
     def scores(self) -> list[float]:
         """Each run's score, in run order."""
-        raise NotImplementedError
+        return [r.score for r in self.runs]
 
     @property
     def score(self) -> float:
@@ -103,18 +130,10 @@ class RepeatedTest(RunScores):
     test: Test
     runs: tuple[TestResult, ...]
 
-    @property
-    def scores(self) -> list[float]:
-        """Each run's score, in run order."""
-        return [r.score for r in self.runs]
-
 
 def group_runs(tests: Sequence[TestResult]) -> list[RepeatedTest]:
     """``tests`` grouped by test, in the order each test first appears, runs in repeat order."""
-    groups: dict[int, list[TestResult]] = {}
-    for result in tests:
-        groups.setdefault(id(result.test), []).append(result)
-    return [RepeatedTest(runs[0].test, tuple(sorted(runs, key=lambda r: r.repeat))) for runs in groups.values()]
+    return [RepeatedTest(runs[0].test, runs) for runs in runs_by(tests, lambda r: id(r.test))]
 
 
 @dataclass(frozen=True)
