@@ -304,15 +304,19 @@ def _test_at_level(level: StoredLevel, group: StoredTestRuns) -> str:
     if group.repeated:
         return _runs_at_level(level, group)
     test = group.first
-    shown = _run_shown(test)
-    score = f'<span class="score {_score_class(test.score, test.status)}">{e(shown)}</span>'
-    error = f'<div class="warn">{e(test.error)}</div>' if test.error else ""
-    checks = "".join(_check_items(step) for step in test.steps)
+    score, error, checks = _run_parts(test, "score")
     return (
         f'<h4>{e(level.key)} {score}<span class="pill">{test.duration:.2f} s</span></h4>{error}'
         f'<ul class="checks">{checks}</ul>'
         f'<details><summary>Transcript</summary><div class="body">{_transcript(test)}</div></details>'
     )
+
+
+def _run_parts(test: StoredTest, score_class: str) -> tuple[str, str, str]:
+    """One run's score badge (with ``score_class``), its error if any, and its checks' list items."""
+    score = f'<span class="{score_class} {_score_class(test.score, test.status)}">{e(_run_shown(test))}</span>'
+    error = f'<div class="warn">{e(test.error)}</div>' if test.error else ""
+    return score, error, "".join(_check_items(step) for step in test.steps)
 
 
 def _runs_at_level(level: StoredLevel, group: StoredTestRuns) -> str:
@@ -366,10 +370,7 @@ def _run_grid(group: StoredTestRuns) -> str:
 def _one_run(group: StoredTestRuns, index: int) -> str:
     """One run of a repeated test, folded: its score, error, checks with their details, and transcript."""
     test = group.runs[index]
-    shown = _run_shown(test)
-    score = f'<span class="score mini {_score_class(test.score, test.status)}">{e(shown)}</span>'
-    error = f'<div class="warn">{e(test.error)}</div>' if test.error else ""
-    checks = "".join(_check_items(step) for step in test.steps)
+    score, error, checks = _run_parts(test, "score mini")
     return (
         f'<details class="run"><summary>{e(group.label(index))} {score}'
         f'<span class="pill">{test.duration:.2f} s</span></summary><div class="body">{error}'
