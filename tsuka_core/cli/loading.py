@@ -17,8 +17,8 @@ def collector_paused() -> Iterator[None]:
     validators, the suite) that live as long as the process: the collector
     would walk them again and again while they are made, and at every
     collection of the run that follows. Paused, then moved out of its reach
-    with :func:`gc.freeze`, they cost nothing more: 14-24% less CPU for a whole
-    200-test run (``docs/performance.md``). Garbage made meanwhile without a
+    with :func:`gc.freeze`, they cost nothing more: a quarter to a third less
+    CPU for a whole 200-test run (``docs/performance.md``). Garbage made meanwhile without a
     cycle is freed as usual; the collector is as it was once the block ends,
     even when loading fails.
     """
