@@ -41,8 +41,8 @@ import httpx
 from tsuka_core.backends.base import BackendConfig, ChatRequest
 from tsuka_core.backends.chatml import parse_tool_calls, render_prompt
 from tsuka_core.backends.embedded import EmbeddedBackend, bundled_model_path
-from tsuka_core.registry import load_registry
-from tsuka_core.suite import default_suite_path, load_suite
+from tsuka_core.plugins.registry import load_registry
+from tsuka_core.suite.loading import default_suite_path, load_suite
 
 TARGET = 5.0
 """The largest acceptable overhead, in per cent of the direct call's time."""

@@ -61,14 +61,14 @@ from faultserver import (  # noqa: E402
 )
 from loopback import Reply  # noqa: E402
 
-from tsuka_core import store as store_module  # noqa: E402
 from tsuka_core.backends import http  # noqa: E402
-from tsuka_core.backends.base import Effort  # noqa: E402
 from tsuka_core.errors import StoreError  # noqa: E402
-from tsuka_core.model import Suite  # noqa: E402
-from tsuka_core.registry import Registry  # noqa: E402
-from tsuka_core.store import ProfileStore, dumps_store  # noqa: E402
-from tsuka_core.suite import load_suite  # noqa: E402
+from tsuka_core.plugins.registry import Registry  # noqa: E402
+from tsuka_core.storage import store as store_module  # noqa: E402
+from tsuka_core.storage.store import ProfileStore, dumps_store  # noqa: E402
+from tsuka_core.suite.loading import load_suite  # noqa: E402
+from tsuka_core.suite.model import Suite  # noqa: E402
+from tsuka_core.terms import Effort  # noqa: E402
 
 TSUKA = Path(sys.executable).with_name("tsuka")
 MODELS = ("alpha", "beta")

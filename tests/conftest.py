@@ -30,7 +30,7 @@ def default_suite() -> Path:
 @pytest.fixture(scope="module")
 def suite(registry: tsuka_core.Registry, default_suite: Path) -> tsuka_core.Suite:
     """The project's own suite, loaded with the registry in use (a test module may narrow ``registry``)."""
-    from tsuka_core.suite import load_suite
+    from tsuka_core.suite.loading import load_suite
 
     return load_suite(default_suite, registry)
 

@@ -52,19 +52,13 @@ from loopback import Reply
 
 import tsuka_core
 from tsuka_checks_builtin import plugin as builtin_plugin
-from tsuka_core import (
-    LoadedPlugin,
-    RegisterBackend,
-    RegisterCheckType,
-    Registry,
-    RunOptions,
-    RunReport,
-    Suite,
-    run_benchmark,
-)
-from tsuka_core.backends.base import EFFORTS, BackendConfig, Effort
+from tsuka_core import RegisterBackend, RegisterCheckType, Registry, RunOptions, RunReport, run_benchmark
+from tsuka_core.backends.base import BackendConfig
 from tsuka_core.backends.openai import OpenAIBackend
-from tsuka_core.results import TestResult
+from tsuka_core.engine.results import TestResult
+from tsuka_core.plugins.manager import LoadedPlugin
+from tsuka_core.suite.model import Suite
+from tsuka_core.terms import EFFORTS, Effort
 
 __all__ = [
     "MALFORMED",

@@ -15,10 +15,12 @@ import pytest
 from loopback import LoopbackServer, Reply
 
 from tsuka_core.backends import http
-from tsuka_core.backends.base import EFFORTS, BackendConfig, ChatRequest, ChatResponse, EffortRejected
-from tsuka_core.backends.http import StatusError, redact_url, request_json, retry_after_seconds, server_message
+from tsuka_core.backends.base import BackendConfig, ChatRequest, ChatResponse, EffortRejected
+from tsuka_core.backends.http import StatusError, request_json, retry_after_seconds, server_message
 from tsuka_core.backends.openai import OpenAIBackend, outgoing_message
+from tsuka_core.common import redact_url
 from tsuka_core.errors import BackendError, RequestError
+from tsuka_core.terms import EFFORTS
 
 T = TypeVar("T")
 MOCK_URL = "http://mock.test/v1"

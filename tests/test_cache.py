@@ -15,7 +15,7 @@ from loopback import LoopbackServer
 from tsuka_core.backends import http
 from tsuka_core.backends.base import BackendConfig, ChatRequest
 from tsuka_core.backends.openai import OpenAIBackend
-from tsuka_core.cache import request_key
+from tsuka_core.storage.cache import request_key
 
 
 @pytest.fixture(autouse=True)

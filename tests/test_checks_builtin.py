@@ -11,8 +11,9 @@ import pytest
 from pydantic import ValidationError
 
 import tsuka_core
-from tsuka_core import Answer, Outcome, ToolCall, normalise_tool_call, run_check
-from tsuka_core.patterns import DEFAULT_TIMEOUT
+from tsuka_core import Answer, Outcome, ToolCall, normalise_tool_call
+from tsuka_core.judge.checks import run_check
+from tsuka_core.judge.patterns import DEFAULT_TIMEOUT
 
 Judge = Callable[..., Outcome]
 

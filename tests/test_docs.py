@@ -13,9 +13,9 @@ import pytest
 from pydantic import Field
 
 import tsuka_core
-from tsuka_core.docgen import builtin_only, check_example, checks_markdown
-from tsuka_core.plugins import LoadedPlugin
-from tsuka_core.registry import Registered, Registry
+from tsuka_core.plugins.manager import LoadedPlugin
+from tsuka_core.plugins.registry import Registered, Registry
+from tsuka_core.report.docgen import builtin_only, check_example, checks_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -45,13 +45,13 @@ def _one_test_suite(folder: Path, test: dict[str, Any], registry: Registry) -> t
 def test_checks_md_is_the_generated_reference(registry: Registry) -> None:
     expected = checks_markdown(builtin_only(registry))
     assert CHECKS_MD.read_text(encoding="utf-8") == expected, (
-        "docs/checks.md is out of date: run `python -m tsuka_core.docgen > docs/checks.md`"
+        "docs/checks.md is out of date: run `python -m tsuka_core.report.docgen > docs/checks.md`"
     )
 
 
 def test_docgen_main_prints_the_reference(registry: Registry) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "tsuka_core.docgen"], capture_output=True, check=True, cwd=ROOT, timeout=120
+        [sys.executable, "-m", "tsuka_core.report.docgen"], capture_output=True, check=True, cwd=ROOT, timeout=120
     )
     assert done.stdout.decode("utf-8") == checks_markdown(builtin_only(registry))
 

@@ -29,8 +29,9 @@ from faultserver import (
 )
 from loopback import Reply
 
-from tsuka_core import Registry, Suite
+from tsuka_core import Registry
 from tsuka_core.cli.main import cli
+from tsuka_core.suite.model import Suite
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
 LEVELS = ("none", "low", "medium", "xhigh")

@@ -11,17 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tsuka_core
-from tsuka_core import (
-    Answer,
-    CheckType,
-    ExtractedJson,
-    ToolCall,
-    extract_json,
-    normalise_tool_call,
-    parse_arguments,
-    run_check,
-    strip_reasoning,
-)
+from tsuka_core import Answer, CheckType, ToolCall, extract_json, normalise_tool_call, parse_arguments, strip_reasoning
+from tsuka_core.judge.checks import run_check
+from tsuka_core.judge.jsontools import ExtractedJson, json_equal
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 STATUSES = {"passed", "failed", "errored"}
@@ -146,7 +138,7 @@ def test_extract_json_reads_any_json_document(value: Any) -> None:
     found = extract_json(text)
     assert found is not None
     assert found.method == "strict"
-    assert tsuka_core.json_equal(found.value, value)
+    assert json_equal(found.value, value)
 
 
 @FUZZ

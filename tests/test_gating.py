@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from tsuka_core.errors import UsageError
-from tsuka_core.gating import gate_tools, required_tier
-from tsuka_core.scoring import Tier
-from tsuka_core.store import BENCHMARK_VERSION, ProfileStore, StoreData
+from tsuka_core.storage.gating import gate_tools, required_tier
+from tsuka_core.storage.store import BENCHMARK_VERSION, ProfileStore, StoreData
+from tsuka_core.terms import Tier
 
 HASH = "98ac6763"
 

@@ -16,8 +16,15 @@ from loopback import LoopbackServer, Reply
 
 from tsuka_core.backends import http
 from tsuka_core.errors import StoreError
-from tsuka_core.history import SCHEMA_VERSION, RunInfo, RunRecorder, connect, response_from_json, response_to_json
-from tsuka_core.history_query import list_runs, load_run
+from tsuka_core.storage.history import (
+    SCHEMA_VERSION,
+    RunInfo,
+    RunRecorder,
+    connect,
+    response_from_json,
+    response_to_json,
+)
+from tsuka_core.storage.history_query import list_runs, load_run
 
 SECRET_KEY = "sk-test-do-not-store-4711"
 SECRET_PASSWORD = "pw-do-not-store-0815"
@@ -230,7 +237,7 @@ def test_a_failed_level_is_recorded_with_its_cause(tmp_path: Path) -> None:
 
 def test_a_model_is_written_in_one_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A failure half-way through a model's levels leaves none of them: a crash loses at most that model."""
-    from tsuka_core import history
+    from tsuka_core.storage import history
 
     store = tmp_path / "models_profile.json"
     with LoopbackServer(perfect, models=["m1"]) as server:

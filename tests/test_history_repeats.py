@@ -17,11 +17,11 @@ from answerers import DEFAULT_TESTS, fooled, perfect, which_test
 from history_helpers import DEFAULT_SUITE, history_of, invoke, rows, stored
 from loopback import LoopbackServer, Reply
 
-from tsuka_core import history
 from tsuka_core.backends import http
 from tsuka_core.errors import StoreError
-from tsuka_core.history import SCHEMA_VERSION, connect
-from tsuka_core.history_query import StoredLevel, StoredRun, list_runs, load_run
+from tsuka_core.storage import history
+from tsuka_core.storage.history import SCHEMA_VERSION, connect
+from tsuka_core.storage.history_query import StoredLevel, StoredRun, list_runs, load_run
 
 REPEATS = 3
 WRONG_SENTENCE = "No, thanks."

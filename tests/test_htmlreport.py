@@ -21,8 +21,8 @@ from history_helpers import invoke
 from loopback import LoopbackServer, Reply
 
 from tsuka_core.backends.base import ChatResponse
-from tsuka_core.history_query import StoredCheck, StoredLevel, StoredRun, StoredStep, StoredTest, group_tests
-from tsuka_core.htmlreport import render_report
+from tsuka_core.report.html import render_report
+from tsuka_core.storage.history_query import StoredCheck, StoredLevel, StoredRun, StoredStep, StoredTest, group_tests
 
 CHROMIUM = Path("/usr/bin/chromium")
 NEEDS_CHROMIUM = pytest.mark.skipif(

@@ -15,7 +15,7 @@ from history_helpers import DEFAULT_SUITE, invoke, stored
 from loopback import LoopbackServer, Reply
 
 from tsuka_core.backends import http
-from tsuka_core.suite import load_suite
+from tsuka_core.suite.loading import load_suite
 
 MODELS = {"good": perfect, "fooled": fooled, "down": failing(500, "the model crashed")}
 

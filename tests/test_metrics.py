@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tsuka_core import model, results
 from tsuka_core.backends.base import ChatResponse
-from tsuka_core.metrics import avg_completion_tokens, tokens_per_second
-from tsuka_core.results import StepResult
+from tsuka_core.engine import results
+from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
+from tsuka_core.engine.results import StepResult
+from tsuka_core.suite import model
 
 
 def result(requests: Sequence[tuple[int, float]], name: str = "t") -> results.TestResult:

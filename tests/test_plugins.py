@@ -12,20 +12,11 @@ import httpx
 import pytest
 
 import tsuka_core
-from tsuka_core import (
-    Answer,
-    CheckType,
-    LoadedPlugin,
-    NoParams,
-    Outcome,
-    PluginError,
-    RegisterBackend,
-    RegisterCheckType,
-    Registry,
-    hookspecs,
-)
+from tsuka_core import Answer, CheckType, Outcome, PluginError, RegisterBackend, RegisterCheckType, Registry
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse
-from tsuka_core.plugins import LOAD_ENV
+from tsuka_core.judge.checks import NoParams, run_check
+from tsuka_core.plugins import hookspecs
+from tsuka_core.plugins.manager import LOAD_ENV, LoadedPlugin, discover
 
 
 class SentenceCount(CheckType[NoParams]):
@@ -76,7 +67,7 @@ def test_hook_register_check_types() -> None:
     assert registry.registered_by(plugin) == ["check type sentence_count"]
     assert registry.backends == {}
     check = SentenceCount(NoParams())
-    assert tsuka_core.run_check(check, Answer("One. Two.")) == Outcome("passed", "2 sentences")
+    assert run_check(check, Answer("One. Two.")) == Outcome("passed", "2 sentences")
 
 
 def test_hook_register_backends() -> None:
@@ -134,7 +125,7 @@ def test_a_plugin_claiming_a_builtin_name_is_refused() -> None:
         def register_check_types(self, register: RegisterCheckType) -> None:
             register(type("Shadow", (SentenceCount,), {"name": "word_count"}))
 
-    builtins = [p for p in tsuka_core.discover(env="") if p.distribution == "tsuka"]
+    builtins = [p for p in discover(env="") if p.distribution == "tsuka"]
     with pytest.raises(PluginError, match=r"'word_count'.*tsuka .*tsuka-shadow"):
         Registry.from_plugins([*builtins, loaded(Shadow(), "tsuka-shadow")])
 
@@ -184,7 +175,7 @@ def test_a_class_without_a_name_is_refused() -> None:
 
 
 def test_builtins_come_through_the_entry_point_group() -> None:
-    plugins = tsuka_core.discover(env="")
+    plugins = discover(env="")
     assert [(p.distribution, p.entry_point) for p in plugins] == [("tsuka", "builtin")]
     registry = Registry.from_plugins(plugins)
     assert len(registry.check_types) == 17
@@ -193,7 +184,8 @@ def test_builtins_come_through_the_entry_point_group() -> None:
 
 FAKE_MODULE = """
     import tsuka_core
-    from tsuka_core import Answer, CheckType, NoParams, Outcome
+    from tsuka_core import Answer, CheckType, Outcome
+    from tsuka_core.judge.checks import NoParams
 
 
     class Shout(CheckType[NoParams]):
@@ -232,7 +224,7 @@ def fake_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
 
 
 def test_named_plugins_load_besides_the_builtins(fake_distribution: str) -> None:
-    plugins = tsuka_core.discover(env=fake_distribution)
+    plugins = discover(env=fake_distribution)
     assert sorted(p.distribution for p in plugins) == ["tsuka", "tsuka-fake"]
     registry = Registry.from_plugins(plugins)
     assert registry.check_types["shout"].distribution == "tsuka-fake"
@@ -241,21 +233,21 @@ def test_named_plugins_load_besides_the_builtins(fake_distribution: str) -> None
 
 def test_empty_load_variable_loads_only_the_builtins(fake_distribution: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(LOAD_ENV, "")
-    plugins = tsuka_core.discover()
+    plugins = discover()
     assert [p.distribution for p in plugins] == ["tsuka"]
     assert "shout" not in Registry.from_plugins(plugins).check_types
 
 
 def test_a_plugin_that_fails_to_import_is_an_error_naming_it(fake_distribution: str) -> None:
     with pytest.raises(PluginError, match=r"'broken' of distribution 'tsuka-broken'.*RuntimeError: cannot start"):
-        tsuka_core.discover()
+        discover()
     with pytest.raises(PluginError, match="tsuka-broken"):
-        tsuka_core.discover(env="tsuka-broken")
+        discover(env="tsuka-broken")
 
 
 def test_naming_a_distribution_without_a_plugin_is_an_error(fake_distribution: str) -> None:
     with pytest.raises(PluginError, match="tsuka-missing"):
-        tsuka_core.discover(env="tsuka-fake, tsuka-missing")
+        discover(env="tsuka-fake, tsuka-missing")
 
 
 def test_a_distribution_on_the_path_twice_loads_once_the_first(
@@ -268,7 +260,7 @@ def test_a_distribution_on_the_path_twice_loads_once_the_first(
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tsuka-fake\nVersion: 0.9\n")
     (info / "entry_points.txt").write_text("[console_scripts]\nx = y:z\n\n[tsuka]\nfake = tsuka_fake_plugin\n")
     monkeypatch.syspath_prepend(later)  # now before the fixture's copy, version 0.1
-    plugins = [p for p in tsuka_core.discover(env=fake_distribution) if p.distribution == "tsuka-fake"]
+    plugins = [p for p in discover(env=fake_distribution) if p.distribution == "tsuka-fake"]
     assert [(p.entry_point, p.version) for p in plugins] == [("fake", "0.9")]
 
 
@@ -279,4 +271,4 @@ def test_groups_that_only_look_like_tsuka_are_not_read(tmp_path: Path, monkeypat
     (info / "entry_points.txt").write_text("[tsuka.extra]\na = nowhere_at_all\n\n[tsuka_x]\nb = nowhere\n")
     monkeypatch.syspath_prepend(tmp_path)
     with pytest.raises(PluginError, match="names lookalike, which provide no tsuka plugin"):
-        tsuka_core.discover(env="lookalike")
+        discover(env="lookalike")

@@ -42,14 +42,14 @@ from tsuka_core import (
     ChatRequest,
     ChatResponse,
     CheckType,
-    LoadedPlugin,
-    NoParams,
     Outcome,
     RegisterBackend,
     RegisterCheckType,
     Registry,
     RunOptions,
 )
+from tsuka_core.judge.checks import NoParams
+from tsuka_core.plugins.manager import LoadedPlugin
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "plugins_example"

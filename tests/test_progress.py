@@ -9,15 +9,15 @@ import sys
 
 import pytest
 
-import tsuka_core
-from tsuka_core import Suite
-from tsuka_core.backends.base import Effort
 from tsuka_core.cli.progress import PlainProgress, Prefetching, make_progress
 from tsuka_core.cli.progress_rich import RichProgress
+from tsuka_core.engine import results
+from tsuka_core.suite.model import Suite
+from tsuka_core.terms import Effort
 
 
-def _result(suite: Suite, repeat: int = 1) -> tsuka_core.TestResult:
-    return tsuka_core.TestResult(suite.tests[0], "ok", 0.75, (), repeat=repeat)
+def _result(suite: Suite, repeat: int = 1) -> results.TestResult:
+    return results.TestResult(suite.tests[0], "ok", 0.75, (), repeat=repeat)
 
 
 class Recorder:
@@ -29,7 +29,7 @@ class Recorder:
     def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
         self.calls.append(f"start {model}@{effort} {applied} {total}")
 
-    def test_done(self, model: str, effort: Effort, result: tsuka_core.TestResult) -> None:
+    def test_done(self, model: str, effort: Effort, result: results.TestResult) -> None:
         self.calls.append(f"done {model}@{effort} {result.test.name}")
 
     def note(self, message: str) -> None:
@@ -73,7 +73,7 @@ def test_rich_progress_draws_a_bar_per_level_and_prints_notes_as_they_are(suite:
 
 
 def test_prefetching_forwards_everything_and_imports_only_after_the_first_test(suite: Suite) -> None:
-    module = "tsuka_core.htmlreport_svg"  # imported by nothing a test run has loaded so far in this check
+    module = "tsuka_core.report.svg"  # imported by nothing a test run has loaded so far in this check
     sys.modules.pop(module, None)
     recorder = Recorder()
     observer = Prefetching(recorder, [module])

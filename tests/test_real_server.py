@@ -18,10 +18,11 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from tsuka_core.backends.base import BackendConfig, ChatRequest, ChatResponse, Effort
+from tsuka_core.backends.base import BackendConfig, ChatRequest, ChatResponse
 from tsuka_core.backends.embedded import INSTALL_MODEL, INSTALL_RUNTIME, bundled_model_path
 from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.cli.main import cli
+from tsuka_core.terms import Effort
 
 SERVER_SCRIPT = Path(__file__).with_name("llama_server.py")
 ALIAS = "smollm2"

@@ -14,13 +14,16 @@ from answerers import DEFAULT_TESTS, Answerer, perfect, refusing_effort, tool_sh
 from click.testing import CliRunner
 from loopback import LoopbackServer, Reply
 
-from tsuka_core import BackendConfig, Registry, RunOptions, RunReport, Suite, model, results, run_benchmark
-from tsuka_core.backends.base import Effort
+from tsuka_core import BackendConfig, Registry, RunOptions, RunReport, run_benchmark
 from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.cli.main import cli
+from tsuka_core.engine import results
+from tsuka_core.engine.results import group_runs
 from tsuka_core.errors import RequestError
-from tsuka_core.results import group_runs
-from tsuka_core.scoring import mean_score, score_spread
+from tsuka_core.judge.scoring import mean_score, score_spread
+from tsuka_core.suite import model
+from tsuka_core.suite.model import Suite
+from tsuka_core.terms import Effort
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
 TESTS = list(DEFAULT_TESTS)

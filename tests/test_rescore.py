@@ -12,8 +12,8 @@ from answerers import by_model, fooled, perfect
 from history_helpers import DEFAULT_SUITE, history_of, invoke, rows, stored
 from loopback import LoopbackServer
 
-from tsuka_core.store import profile_status
-from tsuka_core.suite import suite_hash
+from tsuka_core.storage.store import profile_status
+from tsuka_core.suite.loading import suite_hash
 
 LEVELS = ["none", "low"]
 

@@ -12,11 +12,15 @@ import pytest
 from answerers import perfect, tool_shy, which_test
 from loopback import Handler, LoopbackServer, Reply
 
-import tsuka_core
-from tsuka_core import Registry, Suite, run_test
-from tsuka_core.backends.base import BackendConfig, Effort, EffortRejected
+from tsuka_core import Registry
+from tsuka_core.backends.base import BackendConfig, EffortRejected
 from tsuka_core.backends.openai import OpenAIBackend
-from tsuka_core.suite import load_suite
+from tsuka_core.engine import results
+from tsuka_core.engine.runner import run_test
+from tsuka_core.suite import model
+from tsuka_core.suite.loading import load_suite
+from tsuka_core.suite.model import Suite
+from tsuka_core.terms import Effort
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
 REFUSAL = "Unrecognized request argument supplied: reasoning_effort"
@@ -39,11 +43,11 @@ LOOKUP: dict[str, Any] = {
 pytestmark = pytest.mark.usefixtures("fast_retries")
 
 
-def named(suite: Suite, name: str) -> tsuka_core.Test:
+def named(suite: Suite, name: str) -> model.Test:
     return next(t for t in suite.tests if t.name == name)
 
 
-def custom_test(tmp_path: Path, registry: Registry, **data: Any) -> tsuka_core.Test:
+def custom_test(tmp_path: Path, registry: Registry, **data: Any) -> model.Test:
     """One test written to a suite of its own and loaded (validated) from there."""
     folder = tmp_path / "suite"
     folder.mkdir()
@@ -63,12 +67,12 @@ def completion(**message: Any) -> Reply:
 
 
 def run(
-    test: tsuka_core.Test, handler: Handler, *, effort: Effort | None = "none", retries: int = 1
-) -> tuple[tsuka_core.TestResult, list[Any]]:
+    test: model.Test, handler: Handler, *, effort: Effort | None = "none", retries: int = 1
+) -> tuple[results.TestResult, list[Any]]:
     """Run ``test`` as model ``m1`` against a loopback server answering with ``handler``; the result and the bodies."""
     with LoopbackServer(handler) as server:
 
-        async def main() -> tsuka_core.TestResult:
+        async def main() -> results.TestResult:
             async with httpx.AsyncClient(timeout=10) as client:
                 config = BackendConfig(base_url=server.base_url, retries=retries, timeout=10)
                 return await run_test(OpenAIBackend(config, client), test, "m1", effort)
@@ -379,7 +383,7 @@ def test_a_request_that_fails_for_good_ends_the_test_in_error(suite: Suite) -> N
 def test_a_refused_effort_is_raised_and_never_resent(suite: Suite) -> None:
     with LoopbackServer(lambda body, n: Reply.error(400, REFUSAL)) as server:
 
-        async def main() -> tsuka_core.TestResult:
+        async def main() -> results.TestResult:
             async with httpx.AsyncClient(timeout=10) as client:
                 config = BackendConfig(base_url=server.base_url, retries=3, timeout=10)
                 return await run_test(OpenAIBackend(config, client), named(suite, "frase_8_parole"), "m1", "low")

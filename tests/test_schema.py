@@ -11,8 +11,10 @@ import jsonschema
 import pytest
 
 import tsuka_core
-from tsuka_core import LoadedPlugin, Registry
-from tsuka_core.schema import SCHEMA_DIALECT, SCHEMA_ID, check_schema, suite_schema
+from tsuka_core import Registry
+from tsuka_core.judge.checks import describe
+from tsuka_core.plugins.manager import LoadedPlugin
+from tsuka_core.suite.schema import SCHEMA_DIALECT, SCHEMA_ID, check_schema, suite_schema
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +59,7 @@ def test_schema_has_one_branch_per_check_type(schema: dict[str, Any], registry: 
     for name in names:
         definition = schema["$defs"][f"check-{name}"]
         assert definition["properties"]["type"]["const"] == name
-        assert definition["description"] == tsuka_core.describe(registry.check_types[name].cls)
+        assert definition["description"] == describe(registry.check_types[name].cls)
         assert definition["description"]
         assert definition["additionalProperties"] is False
         assert "weight" in definition["properties"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tsuka_core import Category, category_score, round_half_up, tier_for, tier_rank
-from tsuka_core import score_checks as score_of_test
+from tsuka_core.judge.scoring import category_score, round_half_up, tier_for, tier_rank
+from tsuka_core.judge.scoring import score_checks as score_of_test
+from tsuka_core.terms import Category
 
 
 @pytest.mark.parametrize(

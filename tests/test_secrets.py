@@ -25,7 +25,7 @@ from tsuka_core.backends.http import StatusError, request_json
 from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.cli.main import cli
 from tsuka_core.errors import BackendError, RequestError
-from tsuka_core.suite import load_suite
+from tsuka_core.suite.loading import load_suite
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
 KEY = "sk-tsuka-test-9f3b7c1d2e4a6b8c0d1e2f3a"

@@ -16,13 +16,11 @@ from typing import Any
 import pytest
 from readonly import readonly_folder_holding, without_file_privileges
 
-from tsuka_core import model, results
-from tsuka_core.backends.base import ChatResponse, Effort
+from tsuka_core.backends.base import ChatResponse
+from tsuka_core.engine import results
+from tsuka_core.engine.results import LevelResult, StepResult
 from tsuka_core.errors import StoreError
-from tsuka_core.model import Category
-from tsuka_core.results import LevelResult, StepResult
-from tsuka_core.scoring import Tier
-from tsuka_core.store import (
+from tsuka_core.storage.store import (
     BENCHMARK_VERSION,
     ProfileStore,
     default_store_path,
@@ -32,7 +30,9 @@ from tsuka_core.store import (
     profile_status,
     recommend,
 )
-from tsuka_core.suite import suite_hash
+from tsuka_core.suite import model
+from tsuka_core.suite.loading import suite_hash
+from tsuka_core.terms import Category, Effort, Tier
 
 PYTHON = sys.executable
 MOMENT = datetime(2026, 12, 2, 10, 31, 5, 123456, tzinfo=UTC)
@@ -423,7 +423,7 @@ def test_failed_write_leaves_old_file_and_no_temp(tmp_path: Path, monkeypatch: p
     def refuse(target: str | os.PathLike[str], *args: Any, **kwargs: Any) -> None:
         raise OSError(30, "Read-only file system", str(target))
 
-    monkeypatch.setattr("tsuka_core.store.os.replace", refuse)
+    monkeypatch.setattr("tsuka_core.storage.store.os.replace", refuse)
     with pytest.raises(StoreError, match=r"folder .* is not writable \(Read-only file system\); nothing was written"):
         ProfileStore(path).update({}, {"m": "low"})
     assert path.read_text(encoding="utf-8") == '{"profiles": {}}'
@@ -440,7 +440,7 @@ READONLY_SCRIPT = textwrap.dedent(
     """
     import sys
     from tsuka_core.errors import StoreError
-    from tsuka_core.store import ProfileStore
+    from tsuka_core.storage.store import ProfileStore
     try:
         ProfileStore(sys.argv[1], lock_timeout=5).update({}, {"m": "low"})
     except StoreError as exc:
@@ -488,7 +488,7 @@ WRITER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from tsuka_core.store import ProfileStore
+    from tsuka_core.storage.store import ProfileStore
     path, tag, count, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
     print("ready", flush=True)
     while not go.exists():

@@ -21,12 +21,13 @@ from faultserver import FaultServer, measure, openai_registry
 from loopback import Reply
 from readonly import readonly_folder_holding, without_file_privileges
 
-from tsuka_core import Registry, Suite
-from tsuka_core import store as store_module
+from tsuka_core import Registry
 from tsuka_core.cli.main import cli
 from tsuka_core.errors import StoreError
-from tsuka_core.store import ProfileStore, dumps_store
-from tsuka_core.suite import load_suite
+from tsuka_core.storage import store as store_module
+from tsuka_core.storage.store import ProfileStore, dumps_store
+from tsuka_core.suite.loading import load_suite
+from tsuka_core.suite.model import Suite
 
 TSUKA = Path(sys.executable).with_name("tsuka")
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -306,7 +307,7 @@ def test_a_store_locked_past_the_timeout_is_one_line_and_loses_nothing(
 CHECK_WRITABLE = (
     "import sys\n"
     "from tsuka_core.errors import StoreError\n"
-    "from tsuka_core.store import ProfileStore\n"
+    "from tsuka_core.storage.store import ProfileStore\n"
     "try:\n"
     "    ProfileStore(sys.argv[1]).check_writable()\n"
     "except StoreError as exc:\n"

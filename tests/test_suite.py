@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 import tsuka_core
-import tsuka_core.suite as suite_module
-from tsuka_core import SuiteError, load_suite, suite_hash
+import tsuka_core.suite.loading as suite_module
+from tsuka_core import SuiteError, load_suite
+from tsuka_core.suite.loading import default_suite_path, suite_hash
 
 DEFAULT_SUITE = [
     # file, name, category, weight, steps, checks
@@ -38,7 +39,7 @@ def test_default_suite_has_the_seven_tests(default_suite: Path, registry: tsuka_
 
 def test_default_suite_is_where_tsuka_looks(default_suite: Path) -> None:
     # Installed as a wheel, tsuka carries a copy of benchmarks/; from a checkout it reads the folder itself.
-    installed = tsuka_core.default_suite_path()
+    installed = default_suite_path()
     assert [p.name for p in installed.glob("*.json")] != []
     assert tsuka_core.suite_hash(installed) == tsuka_core.suite_hash(default_suite) == "7c90f8e0"
 

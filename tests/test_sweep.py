@@ -29,17 +29,10 @@ from answerers import (
 )
 from loopback import LoopbackServer, Reply
 
-import tsuka_core
-from tsuka_core import (
-    EFFORTS,
-    BackendConfig,
-    Registry,
-    RunOptions,
-    RunReport,
-    Suite,
-    run_benchmark,
-)
-from tsuka_core.backends.base import Effort
+from tsuka_core import EFFORTS, BackendConfig, Registry, RunOptions, RunReport, run_benchmark
+from tsuka_core.engine import results
+from tsuka_core.suite.model import Suite
+from tsuka_core.terms import Effort
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
 LEVELS = ["none", "low", "medium", "xhigh"]
@@ -94,7 +87,7 @@ class Recorder:
     def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
         self.started.append((model, effort, applied, total))
 
-    def test_done(self, model: str, effort: Effort, result: tsuka_core.TestResult) -> None:
+    def test_done(self, model: str, effort: Effort, result: results.TestResult) -> None:
         self.done.append((model, effort, result.test.name))
 
     def note(self, message: str) -> None:

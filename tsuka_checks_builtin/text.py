@@ -7,7 +7,8 @@ from typing import Annotated, Literal
 import regex
 from pydantic import Field
 
-from tsuka_core import Answer, CheckParams, CheckType, NoParams, Outcome, RegexParams
+from tsuka_core import Answer, CheckParams, CheckType, Outcome
+from tsuka_core.judge.checks import NoParams, RegexParams
 
 __all__ = [
     "Contains",

@@ -6,7 +6,9 @@ import json
 from typing import Any
 
 from tsuka_checks_builtin.json import compact
-from tsuka_core import Answer, ArgParams, CheckParams, CheckType, Outcome, RegexParams, first_call_argument, json_equal
+from tsuka_core import Answer, CheckParams, CheckType, Outcome
+from tsuka_core.judge.checks import ArgParams, RegexParams, first_call_argument
+from tsuka_core.judge.jsontools import json_equal
 
 __all__ = ["ToolArgEquals", "ToolArgRegex", "ToolCalled", "ToolNotCalled"]
 

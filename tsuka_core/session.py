@@ -12,14 +12,15 @@ from typing import Any
 
 import httpx
 
-from tsuka_core.backends.base import EFFORTS, Backend, BackendConfig, Effort
-from tsuka_core.cache import cache_stats, served_from_cache, with_cache
+from tsuka_core.backends.base import Backend, BackendConfig
+from tsuka_core.engine.sweep import ModelSweep, SweepObserver, sweep_models
 from tsuka_core.errors import BackendError, UsageError
-from tsuka_core.history import RunRecorder, run_info
-from tsuka_core.model import Suite
-from tsuka_core.registry import Registry
-from tsuka_core.store import ProfileStore, profile_from_level, profile_key, recommend
-from tsuka_core.sweep import ModelSweep, SweepObserver, sweep_models
+from tsuka_core.plugins.registry import Registry
+from tsuka_core.storage.cache import cache_stats, served_from_cache, with_cache
+from tsuka_core.storage.history import RunInfo, RunRecorder, safe_options
+from tsuka_core.storage.store import ProfileStore, profile_from_level, profile_key, recommend
+from tsuka_core.suite.model import Suite
+from tsuka_core.terms import EFFORTS, Effort
 from tsuka_core.transport import WorkerTransport
 
 __all__ = ["RunOptions", "RunReport", "choose_backend", "make_backend", "make_client", "run_benchmark"]
@@ -37,7 +38,7 @@ class RunOptions:
     store_path: Path = Path("models_profile.json")
     concurrency: int = 4
     history_path: Path | None = None
-    """The run history file (``tsuka_core.history``) to record the run in; None records nothing."""
+    """The run history file (``tsuka_core.storage.history``) to record the run in; None records nothing."""
     cache_path: Path | None = None
     """Answer requests seen before from this history file's response cache, and keep new answers; None: no cache."""
     repeats: int = 1
@@ -182,7 +183,7 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
             async def keep(swept: ModelSweep) -> None:
                 await asyncio.to_thread(_store_model, store, swept, report)
                 if history is not None:
-                    await asyncio.to_thread(history.record_model, swept, report, served_from_cache(backend))
+                    await asyncio.to_thread(_record_model, history, swept, report, served_from_cache(backend))
 
             report.sweeps = await _recorded(
                 history,
@@ -207,6 +208,40 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
             report.cache = cache_stats(backend)
             await backend.aclose()
     return report
+
+
+def run_info(options: RunOptions, suite: Suite, backend: Backend, models: Sequence[str]) -> RunInfo:
+    """What the history records about a live run: what was asked of which server, and how."""
+    config = options.config
+    settings: dict[str, Any] = {
+        "concurrency": options.concurrency,
+        "timeout": config.timeout,
+        "retries": config.retries,
+        "maxTokens": config.max_tokens,
+        "temperature": config.temperature,
+        "seed": config.seed,
+        "modelPath": config.model_path,
+        "backendOptions": safe_options(config.options),
+        "cache": options.cache_path is not None and options.repeats == 1,
+        "repeats": options.repeats,
+    }
+    return RunInfo(
+        suite_path=str(suite.path),
+        suite_hash=suite.hash,
+        backend=backend.name,
+        provider=backend.provider,
+        models=list(models),
+        efforts=list(options.efforts),
+        options=settings,
+    )
+
+
+def _record_model(history: RunRecorder, swept: ModelSweep, report: RunReport, cached: frozenset[int]) -> None:
+    """Write one model of a live run to the history as the store now holds it."""
+    prefix = f"{swept.model}@"
+    stored = [key.removeprefix(prefix) for key in report.profiles if key.startswith(prefix)]
+    recommended = report.recommendations.get(swept.model)
+    history.record_levels(swept.levels, stored=stored, recommended=recommended, notes=swept.notes, cached=cached)
 
 
 async def _recorded(

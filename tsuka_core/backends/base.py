@@ -5,29 +5,24 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from tsuka_core.answer import ToolCall
 from tsuka_core.errors import RequestError
+from tsuka_core.judge.answer import ToolCall
+from tsuka_core.terms import Effort
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = [
-    "EFFORTS",
     "Backend",
     "BackendConfig",
     "ChatRequest",
     "ChatResponse",
-    "Effort",
     "EffortRejected",
     "estimate_tokens",
     "run_seed",
 ]
-
-Effort = Literal["none", "low", "medium", "xhigh"]
-EFFORTS: tuple[Effort, ...] = ("none", "low", "medium", "xhigh")
-"""Reasoning-effort levels, cheapest first."""
 
 
 class EffortRejected(RequestError):  # noqa: N818  (a condition, not a failure of tsuka)

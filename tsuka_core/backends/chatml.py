@@ -39,7 +39,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tsuka_core.answer import ToolCall, parse_arguments, strip_reasoning
+from tsuka_core.judge.answer import ToolCall, parse_arguments, strip_reasoning
 
 __all__ = [
     "IM_END",

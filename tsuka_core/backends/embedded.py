@@ -45,9 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, Effort, estimate_tokens
+from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, estimate_tokens
 from tsuka_core.backends.chatml import STOP, parse_tool_calls, render_prompt
 from tsuka_core.errors import BackendError, RequestError
+from tsuka_core.terms import Effort
 
 if TYPE_CHECKING:
     import httpx

@@ -21,7 +21,6 @@ redacted too, for whoever turns logging on.
 
 from __future__ import annotations
 
-import base64
 import email.utils
 import functools
 import json
@@ -34,8 +33,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit, urlunsplit
 
+from tsuka_core.common import redact_url
 from tsuka_core.errors import RequestError
 
 if TYPE_CHECKING:  # httpx and asyncio load when a request is made: 'tsuka validate' never needs them
@@ -48,11 +47,9 @@ __all__ = [
     "RETRY_AFTER_CAP",
     "JsonReply",
     "StatusError",
-    "redact_url",
     "request_json",
     "retry_after_seconds",
     "server_message",
-    "url_secrets",
 ]
 
 BACKOFF_BASE = 0.5
@@ -68,7 +65,6 @@ _ERROR_BODY_BYTES = 64 * 1024
 _MESSAGE_CHARS = 300
 _MIN_SECRET_CHARS = 4
 _RETRY_STATUSES = frozenset({408, 429})
-_SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token"})
 _TAG = re.compile(r"<[^>]*>")
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -121,37 +117,6 @@ class _TransientError(Exception):
         super().__init__(str(error))
         self.error = error
         self.retry_after = retry_after
-
-
-def redact_url(url: str) -> str:
-    """The URL without credentials: no ``user:password@``, no ``key``/``api_key``/``token`` query parameters."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return re.sub(r"//[^/@]*@", "//", url)
-    netloc = parts.netloc.rpartition("@")[2]
-    kept = [p for p in parts.query.split("&") if p and unquote(p.split("=")[0]).lower() not in _SECRET_PARAMS]
-    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(kept), parts.fragment))
-
-
-def url_secrets(url: str) -> list[str]:
-    """What :func:`redact_url` hides in ``url``: the password, the Basic token made of it, secret query values.
-
-    Each as written and percent-decoded, for masking them wherever a server echoes them back.
-    """
-    try:
-        parts = urlsplit(url)
-        found = [parts.password or ""]
-    except ValueError:
-        return []
-    if parts.password is not None:
-        pair = f"{unquote(parts.username or '')}:{unquote(parts.password)}"
-        found.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
-    for pair in parts.query.split("&"):
-        name, _, value = pair.partition("=")
-        if unquote(name).lower() in _SECRET_PARAMS:
-            found.append(value)
-    return [s for secret in found if secret for s in dict.fromkeys((secret, unquote(secret)))]
 
 
 class _RedactUrls(logging.Filter):

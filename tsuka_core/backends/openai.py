@@ -9,19 +9,20 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
-from tsuka_core.answer import ToolCall, normalise_tool_call, strip_reasoning
 from tsuka_core.backends.base import (
     Backend,
     BackendConfig,
     ChatRequest,
     ChatResponse,
-    Effort,
     EffortRejected,
     estimate_tokens,
     run_seed,
 )
-from tsuka_core.backends.http import JsonReply, StatusError, redact_url, request_json, url_secrets
+from tsuka_core.backends.http import JsonReply, StatusError, request_json
+from tsuka_core.common import redact_url, url_secrets
 from tsuka_core.errors import BackendError, RequestError
+from tsuka_core.judge.answer import ToolCall, normalise_tool_call, strip_reasoning
+from tsuka_core.terms import Effort
 
 if TYPE_CHECKING:
     import asyncio

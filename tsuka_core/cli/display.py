@@ -10,10 +10,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tsuka_core.model import CATEGORIES, Suite
+from tsuka_core.suite.model import Suite
+from tsuka_core.terms import CATEGORIES
 
 if TYPE_CHECKING:
-    from tsuka_core.results import LevelResult, RunScores, TestResult
+    from tsuka_core.engine.results import LevelResult, RunScores, TestResult
 
 __all__ = ["console", "format_weight", "level_summary", "mean_and_spread", "percent", "run_scores", "suite_table"]
 

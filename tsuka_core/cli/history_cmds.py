@@ -12,8 +12,8 @@ import click
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from tsuka_core.history_query import StoredLevel, StoredRun, StoredStep, StoredTest
     from tsuka_core.session import RunReport
+    from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredStep, StoredTest
 
 __all__ = ["COMMANDS", "print_records"]
 
@@ -40,7 +40,7 @@ def _history_options(func: Any) -> Any:
 
 
 def _history_path(history_db: Path | None, profiles: Path) -> Path:
-    from tsuka_core.history import default_history_path
+    from tsuka_core.storage.history import default_history_path
 
     return history_db or default_history_path(profiles)
 
@@ -82,7 +82,7 @@ def runs(history_db: Path | None, profiles: Path, limit: int, as_json: bool) -> 
     from rich.table import Table
 
     from tsuka_core.cli.display import console
-    from tsuka_core.history_query import list_runs
+    from tsuka_core.storage.history_query import list_runs
 
     path = _history_path(history_db, profiles)
     found = list_runs(path, limit)
@@ -256,7 +256,7 @@ def show(
     "run K of N" (--repeat K shows only run K).
     """
     from tsuka_core.errors import UsageError
-    from tsuka_core.history_query import load_run
+    from tsuka_core.storage.history_query import load_run
 
     if repeat is not None and test_name is None:
         raise UsageError("--repeat picks one run of a test: give MODEL@EFFORT and TEST too")
@@ -281,7 +281,7 @@ def _test_transcripts(run: StoredRun, level: StoredLevel, name: str, repeat: int
 
     from tsuka_core.cli.display import mean_and_spread, run_scores
     from tsuka_core.errors import UsageError
-    from tsuka_core.history_query import StoredTestRuns
+    from tsuka_core.storage.history_query import StoredTestRuns
 
     runs = level.runs_of(name)
     if not runs:
@@ -344,9 +344,9 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
     Exit status: 0 when stored (or --dry-run), 1 when some test needs a live run.
     """
     from tsuka_core.cli.display import level_summary
-    from tsuka_core.registry import load_registry
-    from tsuka_core.rescore import rescore_run, tests_needing_live_run
-    from tsuka_core.suite import load_suite
+    from tsuka_core.plugins.registry import load_registry
+    from tsuka_core.storage.rescore import rescore_run, tests_needing_live_run
+    from tsuka_core.suite.loading import load_suite
 
     registry = load_registry()
     loaded = load_suite(suite, registry)
@@ -394,8 +394,8 @@ def report(run_ref: str, output: Path, history_db: Path | None, profiles: Path) 
     check's outcome and the transcript on demand. The page fetches nothing and
     runs no script, so it opens from file:// and can be attached to a CI job.
     """
-    from tsuka_core.history_query import load_run
-    from tsuka_core.htmlreport import write_report
+    from tsuka_core.report.html import write_report
+    from tsuka_core.storage.history_query import load_run
 
     run = load_run(_history_path(history_db, profiles), run_ref)
     write_report(output, run)

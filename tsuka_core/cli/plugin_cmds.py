@@ -20,9 +20,9 @@ def checks(ctx: click.Context) -> None:
         return
     from rich.table import Table
 
-    from tsuka_core.checks import describe
     from tsuka_core.cli.display import console
-    from tsuka_core.registry import load_registry
+    from tsuka_core.judge.checks import describe
+    from tsuka_core.plugins.registry import load_registry
 
     table = Table()
     for column in ("check type", "provided by", "description"):
@@ -38,9 +38,9 @@ def show(name: str) -> None:
     """Print the parameters of the check type NAME (its JSON Schema and a description of each)."""
     import difflib
 
-    from tsuka_core.checks import describe
     from tsuka_core.errors import UsageError
-    from tsuka_core.registry import load_registry
+    from tsuka_core.judge.checks import describe
+    from tsuka_core.plugins.registry import load_registry
 
     registry = load_registry()
     entry = registry.check_types.get(name)
@@ -70,7 +70,7 @@ def backends() -> None:
     from rich.table import Table
 
     from tsuka_core.cli.display import console
-    from tsuka_core.registry import load_registry
+    from tsuka_core.plugins.registry import load_registry
 
     table = Table()
     for column in ("backend", "provided by", "environment", "efforts", "description"):
@@ -90,7 +90,7 @@ def plugins() -> None:
     from rich.table import Table
 
     from tsuka_core.cli.display import console
-    from tsuka_core.registry import load_registry
+    from tsuka_core.plugins.registry import load_registry
 
     registry = load_registry()
     table = Table()

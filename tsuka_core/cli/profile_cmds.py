@@ -32,7 +32,7 @@ EFFORT = click.option(
 
 
 def _suite_hash(suite: Path | None) -> str:
-    from tsuka_core.suite import default_suite_path, suite_hash
+    from tsuka_core.suite.loading import default_suite_path, suite_hash
 
     return suite_hash(suite if suite is not None else default_suite_path())
 
@@ -51,7 +51,7 @@ def profiles(model: str | None, profiles: Path, suite: Path | None) -> None:
     from rich.table import Table
 
     from tsuka_core.cli.display import console, percent
-    from tsuka_core.store import ProfileStore, profile_status
+    from tsuka_core.storage.store import ProfileStore, profile_status
 
     data = ProfileStore(profiles).read()
     current = _suite_hash(suite)
@@ -93,8 +93,8 @@ def tier(model: str, effort: str | None, profiles: Path, suite: Path | None) -> 
 
     A model without a valid profile is small (the safe side), and is said to be unprofiled.
     """
-    from tsuka_core.gating import gate_tools
-    from tsuka_core.store import ProfileStore
+    from tsuka_core.storage.gating import gate_tools
+    from tsuka_core.storage.store import ProfileStore
 
     result = gate_tools([], model, ProfileStore(profiles), _suite_hash(suite), effort)  # type: ignore[arg-type]
     click.echo(result.tier)
@@ -137,8 +137,8 @@ def gate(model: str, tools_file: Path, effort: str | None, profiles: Path, suite
     A tool's requiredTier (small, medium or large; default small) must not
     rank above the model's tier. Without a valid profile the model is small.
     """
-    from tsuka_core.gating import gate_tools
-    from tsuka_core.store import ProfileStore
+    from tsuka_core.storage.gating import gate_tools
+    from tsuka_core.storage.store import ProfileStore
 
     result = gate_tools(_read_tools(tools_file), model, ProfileStore(profiles), _suite_hash(suite), effort)  # type: ignore[arg-type]
     for note in result.notes:

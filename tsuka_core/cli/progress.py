@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from tsuka_core.backends.base import Effort
     from tsuka_core.cli.progress_rich import RichProgress
-    from tsuka_core.results import TestResult
-    from tsuka_core.sweep import SweepObserver
+    from tsuka_core.engine.results import TestResult
+    from tsuka_core.engine.sweep import SweepObserver
+    from tsuka_core.terms import Effort
 
 __all__ = ["PlainProgress", "Prefetching", "make_progress", "run_name"]
 

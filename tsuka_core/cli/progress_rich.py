@@ -16,9 +16,9 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from tsuka_core.backends.base import Effort
 from tsuka_core.cli.progress import run_name
-from tsuka_core.results import TestResult
+from tsuka_core.engine.results import TestResult
+from tsuka_core.terms import Effort
 
 __all__ = ["RichProgress"]
 

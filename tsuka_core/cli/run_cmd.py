@@ -89,7 +89,7 @@ def ci_options(func: Any) -> Any:
 
 def history_options(values: dict[str, Any], profiles: Path) -> dict[str, Any]:
     """The RunOptions fields that --history, --history-db and --cache set."""
-    from tsuka_core.history import default_history_path
+    from tsuka_core.storage.history import default_history_path
 
     path: Path = values.get("history_db") or default_history_path(profiles)
     return {
@@ -105,12 +105,12 @@ def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
     levels = [level for swept in report.sweeps for level in swept.levels]
     print_records(report, values, to_stderr=to_stderr)
     if values.get("junit"):
-        from tsuka_core.junit import write_junit
+        from tsuka_core.report.junit import write_junit
 
         write_junit(values["junit"], levels)
     if values.get("json_file"):
         from tsuka_core.cli.report import report_json
-        from tsuka_core.store import dumps_store
+        from tsuka_core.storage.store import dumps_store
 
         values["json_file"].write_text(dumps_store(report_json(report)), encoding="utf-8")
     if not report.ok:
@@ -118,7 +118,7 @@ def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
     minimum = values.get("min_tier")
     if not minimum:
         return
-    from tsuka_core.junit import below_tier
+    from tsuka_core.report.junit import below_tier
 
     below = below_tier(levels, report.recommendations, minimum, [s.model for s in report.sweeps])
     for line in below:
@@ -236,9 +236,9 @@ def run(
         import asyncio
 
         from tsuka_core.cli.progress import Prefetching, make_progress
-        from tsuka_core.registry import load_registry
+        from tsuka_core.plugins.registry import load_registry
         from tsuka_core.session import RunOptions, run_benchmark
-        from tsuka_core.suite import load_suite
+        from tsuka_core.suite.loading import load_suite
 
         registry = load_registry()
         loaded = load_suite(suite, registry)
@@ -266,7 +266,7 @@ def run(
 
     print_report(report, profiles, to_stderr=as_json)
     if as_json:
-        from tsuka_core.store import dumps_store
+        from tsuka_core.storage.store import dumps_store
 
         click.echo(dumps_store(report_json(report)), nl=False)
     finish_ci(report, values, to_stderr=as_json)
@@ -278,7 +278,7 @@ def models(**values: Any) -> None:
     """List the models the backend can reach (what 'tsuka run all' would measure)."""
     import asyncio
 
-    from tsuka_core.registry import load_registry
+    from tsuka_core.plugins.registry import load_registry
     from tsuka_core.session import choose_backend, make_backend, make_client
 
     config = make_config(values)

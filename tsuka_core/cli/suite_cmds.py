@@ -25,7 +25,7 @@ def validate(suite: Path | None) -> None:
 
     with collector_paused():
         from tsuka_core.cli.display import console, suite_table
-        from tsuka_core.suite import load_suite
+        from tsuka_core.suite.loading import load_suite
 
         loaded = load_suite(suite)
     out = console()
@@ -39,7 +39,7 @@ def validate(suite: Path | None) -> None:
 @SUITE
 def hash_(suite: Path | None) -> None:
     """Print the suite hash of SUITE (default: the installed suite), as profiles record it."""
-    from tsuka_core.suite import default_suite_path, suite_hash
+    from tsuka_core.suite.loading import default_suite_path, suite_hash
 
     click.echo(suite_hash(suite if suite is not None else default_suite_path()))
 
@@ -51,8 +51,8 @@ def schema() -> None:
     Point an editor at it to validate test files while you write them:
     tsuka schema > tsuka-test.schema.json
     """
-    from tsuka_core.registry import load_registry
-    from tsuka_core.schema import suite_schema
+    from tsuka_core.plugins.registry import load_registry
+    from tsuka_core.suite.schema import suite_schema
 
     click.echo(json.dumps(suite_schema(load_registry()), indent=2, ensure_ascii=False))
 

@@ -19,17 +19,18 @@ from tsuka_core import (
     BackendConfig,
     BackendError,
     ChatRequest,
-    Check,
     CheckType,
     EffortRejected,
-    LoadedPlugin,
-    NoParams,
     Outcome,
     Registry,
     RequestError,
-    Step,
 )
 from tsuka_core.backends import http
+from tsuka_core.engine.runner import run_test
+from tsuka_core.judge.checks import NoParams
+from tsuka_core.plugins.manager import LoadedPlugin
+from tsuka_core.suite import model
+from tsuka_core.suite.model import Check, Step
 
 T = TypeVar("T")
 USER: list[dict[str, Any]] = [{"role": "user", "content": "What is the weather in Rome?"}]
@@ -369,7 +370,7 @@ def _step(prompt: str | None, tool_result: str | None) -> Step:
 
 
 def test_a_two_step_test_runs_through_the_engine() -> None:
-    test = tsuka_core.Test(
+    test = model.Test(
         "30_weather.json",
         "weather",
         "toolCalling",
@@ -378,7 +379,7 @@ def test_a_two_step_test_runs_through_the_engine() -> None:
     )
     replies = [OllamaReply.tool_call("get_weather", {"city": "Rome"}), OllamaReply.text("Sunny in Rome.")]
     with OllamaServer(lambda body, n: replies[n]) as server:
-        result = with_backend(server, lambda backend: tsuka_core.run_test(backend, test, "m1", "none"))
+        result = with_backend(server, lambda backend: run_test(backend, test, "m1", "none"))
     assert result.status == "ok"
     assert result.score == 1
     second = server.chats[1]["messages"]

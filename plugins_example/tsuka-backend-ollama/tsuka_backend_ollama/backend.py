@@ -20,10 +20,13 @@ from tsuka_core import (
     ChatResponse,
     Effort,
     EffortRejected,
+    JsonReply,
     RequestError,
+    StatusError,
+    redact_url,
+    request_json,
     run_seed,
 )
-from tsuka_core.backends.http import JsonReply, StatusError, redact_url, request_json
 
 __all__ = ["DEFAULT_HOST", "OPTIONS", "THINK", "OllamaBackend", "base_url_from", "is_think_rejection"]
 

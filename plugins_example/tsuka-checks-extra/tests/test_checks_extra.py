@@ -14,7 +14,9 @@ from tsuka_checks_extra.counts import SentenceCount, ToolCallCount, WordCountRan
 from tsuka_checks_extra.schema import JsonSchema, ToolArgsSchema
 
 import tsuka_core
-from tsuka_core import Answer, CheckType, LoadedPlugin, Outcome, Registry, SuiteError, normalise_tool_call, run_check
+from tsuka_core import Answer, CheckType, Outcome, Registry, SuiteError, normalise_tool_call
+from tsuka_core.judge.checks import describe, run_check
+from tsuka_core.plugins.manager import LoadedPlugin
 
 NAMES = ["json_schema", "sentence_count", "tool_args_schema", "tool_call_count", "word_count_range"]
 PRODUCT = {
@@ -102,7 +104,7 @@ def test_the_plugin_registers_five_check_types(registry: Registry) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_each_type_has_a_one_line_description_and_a_valid_example(registry: Registry, name: str) -> None:
     check_type = registry.check_types[name].cls
-    assert tsuka_core.describe(check_type).startswith("Pass when")
+    assert describe(check_type).startswith("Pass when")
     example = {k: v for k, v in check_type.example.items() if k != "weight"}  # type: ignore[attr-defined]
     check_type.params_model.model_validate(example)
 

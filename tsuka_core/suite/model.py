@@ -5,16 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
+
+from tsuka_core.terms import Category
 
 if TYPE_CHECKING:
-    from tsuka_core.checks import CheckParams, CheckType
+    from tsuka_core.judge.checks import CheckParams, CheckType
 
-__all__ = ["CATEGORIES", "Category", "Check", "Step", "Suite", "Test"]
-
-Category = Literal["instruction", "json", "toolCalling"]
-CATEGORIES: tuple[Category, ...] = ("instruction", "json", "toolCalling")
-"""The three categories, in the order scores are reported."""
+__all__ = ["Check", "Step", "Suite", "Test"]
 
 
 @dataclass(frozen=True)

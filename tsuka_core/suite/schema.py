@@ -6,11 +6,10 @@ from typing import Any
 
 from pydantic.errors import PydanticUserError
 
-from tsuka_core.checks import ArgParams, CheckType, RegexParams, describe
-from tsuka_core.model import CATEGORIES
-from tsuka_core.patterns import KNOWN_FLAGS
-from tsuka_core.registry import Registry
-from tsuka_core.scoring import TIERS
+from tsuka_core.judge.checks import ArgParams, CheckType, RegexParams, describe
+from tsuka_core.judge.patterns import KNOWN_FLAGS
+from tsuka_core.plugins.registry import Registry
+from tsuka_core.terms import CATEGORIES, TIERS
 
 __all__ = ["SCHEMA_DIALECT", "SCHEMA_ID", "check_schema", "suite_schema"]
 

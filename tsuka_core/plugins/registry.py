@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import pluggy
 
 from tsuka_core.errors import PluginError
-from tsuka_core.plugins import LoadedPlugin, discover, new_plugin_manager
+from tsuka_core.plugins.manager import LoadedPlugin, discover, new_plugin_manager
 
 if TYPE_CHECKING:
     from tsuka_core.backends.base import Backend
-    from tsuka_core.checks import CheckType
+    from tsuka_core.judge.checks import CheckType
 
 __all__ = ["Registered", "Registry", "load_registry"]
 

@@ -18,7 +18,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from tsuka_core.backends.base import Backend
-    from tsuka_core.checks import CheckType
+    from tsuka_core.judge.checks import CheckType
 
 __all__ = ["PROJECT", "RegisterBackend", "RegisterCheckType", "hookimpl", "hookspec"]
 

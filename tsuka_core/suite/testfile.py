@@ -8,9 +8,10 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from tsuka_core.jsontools import json_type_name
-from tsuka_core.model import CATEGORIES, Category, Check, Step, Test
-from tsuka_core.registry import Registry
+from tsuka_core.judge.jsontools import json_type_name
+from tsuka_core.plugins.registry import Registry
+from tsuka_core.suite.model import Check, Step, Test
+from tsuka_core.terms import CATEGORIES, Category
 
 __all__ = ["TEST_KEYS", "parse_test"]
 

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tsuka_core.errors import SuiteError
-from tsuka_core.jsontools import loads_strict
-from tsuka_core.model import CATEGORIES, Suite, Test
+from tsuka_core.judge.jsontools import loads_strict
+from tsuka_core.suite.model import Suite, Test
+from tsuka_core.terms import CATEGORIES
 
 if TYPE_CHECKING:
-    from tsuka_core.registry import Registry
+    from tsuka_core.plugins.registry import Registry
 
 __all__ = ["MAX_TEST_FILE_BYTES", "default_suite_path", "load_suite", "suite_files", "suite_hash"]
 
@@ -23,9 +24,9 @@ MAX_TEST_FILE_BYTES = 4 * 1024 * 1024
 
 def default_suite_path() -> Path:
     """The suite installed with tsuka (the project's ``benchmarks/`` folder)."""
-    here = Path(__file__).resolve().parent
-    installed = here / "default_suite"
-    return installed if installed.is_dir() else here.parent / "benchmarks"
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "default_suite"
+    return installed if installed.is_dir() else package.parent / "benchmarks"
 
 
 def suite_files(folder: Path) -> list[Path]:
@@ -83,8 +84,8 @@ def load_suite(folder: Path | str | None = None, registry: Registry | None = Non
     hash is made from the very bytes parsed (each file is read once), so it
     always describes the tests loaded, even when a file changes meanwhile.
     """
-    from tsuka_core.registry import load_registry  # the check types: only loading needs them, not hashing
-    from tsuka_core.testfile import parse_test
+    from tsuka_core.plugins.registry import load_registry  # the check types: only loading needs them, not hashing
+    from tsuka_core.suite.testfile import parse_test
 
     path = Path(folder) if folder is not None else default_suite_path()
     if not path.is_dir():

@@ -8,14 +8,15 @@ from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
-from tsuka_core.answer import Answer, ToolCall
-from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, Effort, EffortRejected
-from tsuka_core.checks import run_check
+from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortRejected
+from tsuka_core.engine.results import CheckResult, StepResult, TestResult
 from tsuka_core.errors import RequestError
-from tsuka_core.model import Step, Test
-from tsuka_core.outcome import Outcome
-from tsuka_core.results import CheckResult, StepResult, TestResult
-from tsuka_core.scoring import score_checks
+from tsuka_core.judge.answer import Answer, ToolCall
+from tsuka_core.judge.checks import run_check
+from tsuka_core.judge.outcome import Outcome
+from tsuka_core.judge.scoring import score_checks
+from tsuka_core.suite.model import Step, Test
+from tsuka_core.terms import Effort
 
 __all__ = ["assistant_tool_message", "run_test"]
 

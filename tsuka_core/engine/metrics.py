@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tsuka_core.results import TestResult, group_runs
-from tsuka_core.scoring import round_half_up
+from tsuka_core.engine.results import TestResult, group_runs
+from tsuka_core.judge.scoring import round_half_up
 
 __all__ = ["avg_completion_tokens", "tokens_per_second"]
 

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
 
-from tsuka_core.answer import Answer, ToolCall
-from tsuka_core.jsontools import MISSING, JsonPath, extract_json
-from tsuka_core.outcome import Outcome
-from tsuka_core.patterns import KNOWN_FLAGS, Pattern, PatternTimeout
+from tsuka_core.judge.answer import Answer, ToolCall
+from tsuka_core.judge.jsontools import MISSING, JsonPath, extract_json
+from tsuka_core.judge.outcome import Outcome
+from tsuka_core.judge.patterns import KNOWN_FLAGS, Pattern, PatternTimeout
 
 if TYPE_CHECKING:
     from pydantic import GetJsonSchemaHandler

@@ -9,11 +9,11 @@ Layout (``PRAGMA user_version`` is :data:`SCHEMA_VERSION`)::
                the tools offered; ``position`` is the row's order in the level (test by test, runs in order)
     steps      one row per step: the messages sent, the answer (reasoning apart), usage and duration
     checks     one row per check: type, weight, outcome and detail
-    responses  the response cache (``tsuka_core.cache``), keyed by a hash of the request
+    responses  the response cache (``tsuka_core.storage.cache``), keyed by a hash of the request
 
 A run is written one model at a time, each in one transaction, so a crash loses
 at most the model in flight. No API key is ever written: base URLs are stored
-as :func:`~tsuka_core.backends.http.redact_url` leaves them.
+as :func:`~tsuka_core.common.redact_url` leaves them.
 
 A file of an older layout is upgraded in place, in one transaction, the first
 time it is opened for writing (layout 1 gains ``levels.repeats`` and
@@ -32,20 +32,13 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from tsuka_core.answer import ToolCall
 from tsuka_core.backends.base import ChatResponse
-from tsuka_core.backends.http import redact_url
+from tsuka_core.common import format_tested_at, redact_url
+from tsuka_core.engine.results import LevelResult, StepResult, TestResult
 from tsuka_core.errors import StoreError
-from tsuka_core.results import LevelResult, StepResult, TestResult
-from tsuka_core.store import format_tested_at
-
-if TYPE_CHECKING:
-    from tsuka_core.backends.base import Backend
-    from tsuka_core.model import Suite
-    from tsuka_core.session import RunOptions, RunReport
-    from tsuka_core.sweep import ModelSweep
+from tsuka_core.judge.answer import ToolCall
 
 __all__ = [
     "HISTORY_ENV",
@@ -57,7 +50,6 @@ __all__ = [
     "dumps",
     "response_from_json",
     "response_to_json",
-    "run_info",
     "safe_options",
 ]
 
@@ -317,32 +309,6 @@ class RunInfo:
     source_run: int | None = None
 
 
-def run_info(options: RunOptions, suite: Suite, backend: Backend, models: Sequence[str]) -> RunInfo:
-    """What the history records about a live run: what was asked of which server, and how."""
-    config = options.config
-    settings: dict[str, Any] = {
-        "concurrency": options.concurrency,
-        "timeout": config.timeout,
-        "retries": config.retries,
-        "maxTokens": config.max_tokens,
-        "temperature": config.temperature,
-        "seed": config.seed,
-        "modelPath": config.model_path,
-        "backendOptions": safe_options(config.options),
-        "cache": options.cache_path is not None and options.repeats == 1,
-        "repeats": options.repeats,
-    }
-    return RunInfo(
-        suite_path=str(suite.path),
-        suite_hash=suite.hash,
-        backend=backend.name,
-        provider=backend.provider,
-        models=list(models),
-        efforts=list(options.efforts),
-        options=settings,
-    )
-
-
 def safe_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """``options`` with the value of every key that looks like a credential replaced by ``***``."""
     return {k: "***" if _SECRET_OPTION.search(k) and v else v for k, v in options.items()}
@@ -352,7 +318,7 @@ class RunRecorder:
     """Writes one run into the history: the run row first, then each model in one transaction, then the end."""
 
     def __init__(self, path: Path, info: RunInfo) -> None:
-        from tsuka_core.store import BENCHMARK_VERSION
+        from tsuka_core.storage.store import BENCHMARK_VERSION
 
         self.path = Path(path)
         with transaction(self.path) as db:
@@ -392,13 +358,6 @@ class RunRecorder:
         with transaction(self.path) as db:
             for level in levels:
                 _write_level(db, self.run_id, level, level.effort in stored, level.effort == recommended, notes, cached)
-
-    def record_model(self, swept: ModelSweep, report: RunReport, cached: frozenset[int] = frozenset()) -> None:
-        """Write one model of a live run as ``report`` has stored it (call after the store was updated)."""
-        prefix = f"{swept.model}@"
-        stored = [key.removeprefix(prefix) for key in report.profiles if key.startswith(prefix)]
-        recommended = report.recommendations.get(swept.model)
-        self.record_levels(swept.levels, stored=stored, recommended=recommended, notes=swept.notes, cached=cached)
 
     def finish(self, status: str) -> None:
         """Mark the run ended (``ok``, ``failed`` or ``interrupted``)."""

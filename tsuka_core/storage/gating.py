@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tsuka_core.backends.base import EFFORTS, Effort
 from tsuka_core.errors import UsageError
-from tsuka_core.scoring import TIERS, Tier, tier_rank
-from tsuka_core.store import ProfileStore, StoreData, profile_key, profile_status
+from tsuka_core.judge.scoring import tier_rank
+from tsuka_core.storage.store import ProfileStore, StoreData, profile_key, profile_status
+from tsuka_core.terms import EFFORTS, TIERS, Effort, Tier
 
 __all__ = ["EffortSource", "GateResult", "HiddenTool", "gate_tools", "required_tier"]
 

@@ -6,10 +6,11 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
-from tsuka_core.backends.base import ChatResponse, Effort
-from tsuka_core.model import Category, Test
-from tsuka_core.outcome import Outcome
-from tsuka_core.scoring import Tier, mean_score, score_spread
+from tsuka_core.backends.base import ChatResponse
+from tsuka_core.judge.outcome import Outcome
+from tsuka_core.judge.scoring import mean_score, score_spread
+from tsuka_core.suite.model import Test
+from tsuka_core.terms import Category, Effort, Tier
 
 __all__ = [
     "CheckResult",

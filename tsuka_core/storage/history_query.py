@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tsuka_core.backends.base import EFFORTS, ChatResponse
+from tsuka_core.backends.base import ChatResponse
+from tsuka_core.engine.results import RunScores, runs_by
 from tsuka_core.errors import UsageError
-from tsuka_core.history import connect, response_from_json
-from tsuka_core.results import RunScores, runs_by
+from tsuka_core.storage.history import connect, response_from_json
+from tsuka_core.terms import EFFORTS
 
 __all__ = [
     "StoredCheck",

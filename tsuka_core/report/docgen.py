@@ -2,7 +2,7 @@
 
 Regenerate the page for the built-in check types with::
 
-    python -m tsuka_core.docgen > docs/checks.md
+    python -m tsuka_core.report.docgen > docs/checks.md
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic.errors import PydanticUserError
 
-from tsuka_core.checks import CheckType, describe
-from tsuka_core.plugins import BUILTIN_DISTRIBUTION
-from tsuka_core.registry import Registered, Registry, load_registry
+from tsuka_core.judge.checks import CheckType, describe
+from tsuka_core.plugins.manager import BUILTIN_DISTRIBUTION
+from tsuka_core.plugins.registry import Registered, Registry, load_registry
 
 __all__ = ["REGENERATE", "builtin_only", "check_example", "checks_markdown", "main"]
 
-REGENERATE = "python -m tsuka_core.docgen > docs/checks.md"
+REGENERATE = "python -m tsuka_core.report.docgen > docs/checks.md"
 """The command that rewrites ``docs/checks.md``."""
 
 Schema = dict[str, Any]

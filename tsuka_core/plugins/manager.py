@@ -9,8 +9,8 @@ from typing import Any
 
 import pluggy
 
-from tsuka_core import hookspecs
 from tsuka_core.errors import PluginError
+from tsuka_core.plugins import hookspecs
 
 __all__ = ["BUILTIN_DISTRIBUTION", "LOAD_ENV", "LoadedPlugin", "discover", "new_plugin_manager"]
 

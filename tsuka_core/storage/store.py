@@ -18,11 +18,12 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from tsuka_core.backends.base import EFFORTS, Effort
+from tsuka_core.common import format_tested_at
+from tsuka_core.engine.results import LevelResult
 from tsuka_core.errors import StoreError
-from tsuka_core.jsontools import loads_strict
-from tsuka_core.results import LevelResult
-from tsuka_core.scoring import TIERS, all_categories, tier_rank
+from tsuka_core.judge.jsontools import loads_strict
+from tsuka_core.judge.scoring import all_categories, tier_rank
+from tsuka_core.terms import EFFORTS, TIERS, Effort
 
 __all__ = [
     "BENCHMARK_VERSION",
@@ -32,7 +33,6 @@ __all__ = [
     "StoreData",
     "default_store_path",
     "dumps_store",
-    "format_tested_at",
     "profile_from_level",
     "profile_key",
     "profile_status",
@@ -71,12 +71,6 @@ def profile_key(model: str, effort: str) -> str:
 def default_store_path() -> Path:
     """``$TSUKA_PROFILES`` when set, else ``models_profile.json`` in the current folder."""
     return Path(os.environ.get("TSUKA_PROFILES") or "models_profile.json").expanduser()
-
-
-def format_tested_at(moment: datetime) -> str:
-    """ISO-8601 in UTC with milliseconds and ``Z`` (``2026-12-02T10:31:05.123Z``); naive times are local."""
-    utc = moment.astimezone(UTC)
-    return f"{utc:%Y-%m-%dT%H:%M:%S}.{utc.microsecond // 1000:03d}Z"
 
 
 # --- profiles -------------------------------------------------------------------------------------------------------

@@ -7,12 +7,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from tsuka_core.backends.base import EFFORTS, Backend, Effort, EffortRejected
-from tsuka_core.metrics import avg_completion_tokens, tokens_per_second
-from tsuka_core.model import CATEGORIES, Suite, Test
-from tsuka_core.results import LevelResult, TestResult, group_runs
-from tsuka_core.runner import run_test
-from tsuka_core.scoring import category_score, tier_for
+from tsuka_core.backends.base import Backend, EffortRejected
+from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
+from tsuka_core.engine.results import LevelResult, TestResult, group_runs
+from tsuka_core.engine.runner import run_test
+from tsuka_core.judge.scoring import category_score, tier_for
+from tsuka_core.suite.model import Suite, Test
+from tsuka_core.terms import CATEGORIES, EFFORTS, Effort
 
 __all__ = ["ModelSweep", "SweepObserver", "level_result", "sweep_models"]
 

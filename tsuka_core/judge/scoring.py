@@ -5,13 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Literal
 
-from tsuka_core.model import CATEGORIES, Category
+from tsuka_core.terms import CATEGORIES, TIERS, Category, Tier
 
 __all__ = [
-    "TIERS",
-    "Tier",
     "category_score",
     "mean_score",
     "round_half_up",
@@ -20,10 +17,6 @@ __all__ = [
     "tier_for",
     "tier_rank",
 ]
-
-Tier = Literal["small", "medium", "large"]
-TIERS: tuple[Tier, ...] = ("small", "medium", "large")
-"""Tiers from lowest to highest."""
 
 
 def round_half_up(value: float, places: int = 2) -> float:

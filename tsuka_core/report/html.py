@@ -18,8 +18,11 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from tsuka_core.backends.base import EFFORTS, ChatResponse
-from tsuka_core.history_query import (
+from tsuka_core.backends.base import ChatResponse
+from tsuka_core.common import format_tested_at
+from tsuka_core.report.html_css import CATEGORY_COLORS, STYLE
+from tsuka_core.report.svg import Series, bar_chart
+from tsuka_core.storage.history_query import (
     StoredCheck,
     StoredLevel,
     StoredRun,
@@ -28,10 +31,7 @@ from tsuka_core.history_query import (
     StoredTestRuns,
     group_tests,
 )
-from tsuka_core.htmlreport_css import CATEGORY_COLORS, STYLE
-from tsuka_core.htmlreport_svg import Series, bar_chart
-from tsuka_core.model import CATEGORIES
-from tsuka_core.store import format_tested_at
+from tsuka_core.terms import CATEGORIES, EFFORTS
 
 __all__ = ["CSP", "render_report", "write_report"]
 

@@ -18,10 +18,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
-from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, Effort
-from tsuka_core.backends.http import redact_url
-from tsuka_core.history import connect, dumps, response_from_json, response_to_json
-from tsuka_core.store import format_tested_at
+from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse
+from tsuka_core.common import format_tested_at, redact_url
+from tsuka_core.storage.history import connect, dumps, response_from_json, response_to_json
+from tsuka_core.terms import Effort
 
 __all__ = [
     "CACHE_FORMAT",

@@ -15,8 +15,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from tsuka_core.results import CheckResult, LevelResult, TestResult
-from tsuka_core.scoring import Tier, tier_rank
+from tsuka_core.engine.results import CheckResult, LevelResult, TestResult
+from tsuka_core.judge.scoring import tier_rank
+from tsuka_core.terms import Tier
 
 __all__ = ["below_tier", "junit_xml", "write_junit"]
 

@@ -21,15 +21,16 @@ from typing import Any, ClassVar
 
 import httpx
 
-from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, Effort
+from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse
+from tsuka_core.engine.results import LevelResult, TestResult
+from tsuka_core.engine.runner import run_test
+from tsuka_core.engine.sweep import level_result
 from tsuka_core.errors import RequestError
-from tsuka_core.history import RunInfo, RunRecorder
-from tsuka_core.history_query import StoredLevel, StoredRun, StoredTest, load_run
-from tsuka_core.model import Suite, Test
-from tsuka_core.results import LevelResult, TestResult
-from tsuka_core.runner import run_test
-from tsuka_core.store import ProfileStore, profile_from_level, profile_key, recommend
-from tsuka_core.sweep import level_result
+from tsuka_core.storage.history import RunInfo, RunRecorder
+from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredTest, load_run
+from tsuka_core.storage.store import ProfileStore, profile_from_level, profile_key, recommend
+from tsuka_core.suite.model import Suite, Test
+from tsuka_core.terms import Effort
 
 __all__ = ["NeedsLiveRun", "ReplayBackend", "RescoreResult", "rescore_run", "tests_needing_live_run"]
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tsuka_core.jsontools import MISSING, json_type_name, repair_json
+from tsuka_core.judge.jsontools import MISSING, json_type_name, repair_json
 
 __all__ = ["Answer", "ToolCall", "normalise_tool_call", "parse_arguments", "strip_reasoning"]
 

@@ -1,0 +1,56 @@
+# The public API of tsuka_core, listed once: tsuka_core/__init__.py loads each name from here on first use.
+
+# The contract's vocabulary.
+# Writing a backend.
+from .backends.base import Backend as Backend
+from .backends.base import BackendConfig as BackendConfig
+from .backends.base import ChatRequest as ChatRequest
+from .backends.base import ChatResponse as ChatResponse
+from .backends.base import EffortRejected as EffortRejected
+from .backends.base import estimate_tokens as estimate_tokens
+from .backends.base import run_seed as run_seed
+from .backends.http import JsonReply as JsonReply
+from .backends.http import StatusError as StatusError
+from .backends.http import request_json as request_json
+from .common import redact_url as redact_url
+
+# Errors the user must fix.
+from .errors import BackendError as BackendError
+from .errors import PluginError as PluginError
+from .errors import RequestError as RequestError
+from .errors import StoreError as StoreError
+from .errors import SuiteError as SuiteError
+from .errors import TsukaError as TsukaError
+
+# Writing a check type.
+from .judge.answer import Answer as Answer
+from .judge.answer import ToolCall as ToolCall
+from .judge.answer import normalise_tool_call as normalise_tool_call
+from .judge.answer import parse_arguments as parse_arguments
+from .judge.answer import strip_reasoning as strip_reasoning
+from .judge.checks import CheckParams as CheckParams
+from .judge.checks import CheckType as CheckType
+from .judge.checks import NoParams as NoParams
+from .judge.jsontools import extract_json as extract_json
+from .judge.outcome import Outcome as Outcome
+
+# Writing a plugin.
+from .plugins.hookspecs import RegisterBackend as RegisterBackend
+from .plugins.hookspecs import RegisterCheckType as RegisterCheckType
+from .plugins.hookspecs import hookimpl as hookimpl
+
+# Using tsuka as a library.
+from .plugins.registry import Registry as Registry
+from .plugins.registry import load_registry as load_registry
+from .session import RunOptions as RunOptions
+from .session import RunReport as RunReport
+from .session import run_benchmark as run_benchmark
+from .storage.gating import gate_tools as gate_tools
+from .storage.store import ProfileStore as ProfileStore
+from .suite.loading import load_suite as load_suite
+from .suite.loading import suite_hash as suite_hash
+from .suite.model import Suite as Suite
+from .terms import CATEGORIES as CATEGORIES
+from .terms import EFFORTS as EFFORTS
+from .terms import TIERS as TIERS
+from .terms import Effort as Effort
