@@ -1,0 +1,41 @@
+"""The public API: one list, every name resolves, every name is documented in docs/api.md."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import tsuka_core
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "api.md"
+
+
+def test_every_exported_name_resolves_to_the_module_the_stub_names() -> None:
+    stub = (ROOT / "tsuka_core" / "__init__.pyi").read_text(encoding="utf-8")
+    listed = re.findall(r"^from \.([\w.]+) import (\w+) as \2$", stub, re.M)
+    assert sorted(name for _, name in listed) == sorted(tsuka_core.__all__)
+    for module, name in listed:
+        value = getattr(tsuka_core, name)
+        assert value is getattr(__import__(f"tsuka_core.{module}", fromlist=[name]), name)
+
+
+def test_the_api_stays_small() -> None:
+    assert 30 <= len(tsuka_core.__all__) <= 45
+
+
+def test_every_class_and_function_exported_has_a_docstring() -> None:
+    for name in tsuka_core.__all__:
+        value = getattr(tsuka_core, name)
+        if inspect.isclass(value) or inspect.isfunction(value):
+            assert (inspect.getdoc(value) or "").strip(), f"{name} has no docstring"
+
+
+def test_docs_api_lists_exactly_the_exported_names() -> None:
+    documented = set(re.findall(r"^\| `(\w+)` \|", DOC.read_text(encoding="utf-8"), re.M))
+    assert documented == set(tsuka_core.__all__)
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    assert not hasattr(tsuka_core, "no_such_name")
