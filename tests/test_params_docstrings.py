@@ -1,173 +1,74 @@
-"""Field descriptions of check parameters come from attribute docstrings, read when a schema is made.
-
-Each case is built twice from the same source: once as tsuka does it (the
-docstrings are read when a JSON Schema is generated) and once with pydantic's
-own ``use_attribute_docstrings=True`` (read when the class is created). Their
-JSON Schemas must be the same, in every mode.
-"""
+"""Field descriptions of check parameters come from the docstring written under each field."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
-from pydantic import ConfigDict, Field, TypeAdapter, field_validator, model_validator
+from pydantic import ConfigDict, Field
 
 from tsuka_core import CheckParams
+from tsuka_core.judge.checks import RegexParams
+from tsuka_core.plugins.manager import discover
+from tsuka_core.plugins.registry import Registry, load_registry
+from tsuka_core.suite.schema import suite_schema
 
-Models = dict[str, type[CheckParams]]
+
+class Inner(CheckParams):
+    """A nested model."""
+
+    level: int
+    """How deep it goes."""
 
 
-def _models(config: ConfigDict) -> Models:
-    """The same parameter models, created under ``config`` (tsuka's, or pydantic's docstring reading)."""
+class Base(CheckParams):
+    """A base with a documented field and a bare one."""
 
-    class Inner(CheckParams):
-        """A nested model."""
+    value: str
+    """The pattern."""
+    plain: int = 0
 
-        model_config = config
 
-        level: int
-        """How deep it goes."""
+class Child(Base):
+    """Inherits, redefines, nests and aliases."""
 
-    class Base(CheckParams):
-        """A base with a documented field and a bare one."""
+    plain: int = 1
+    """Redefined, with a docstring of its own."""
+    inner: Inner
+    """The nested options."""
+    named: str = Field("", description="An explicit description wins.")
+    """Not this one."""
+    aliased: str = Field("", alias="alias-name")
+    """Under an alias."""
+    not_documented: bool = False
 
-        model_config = config
 
-        path: str
-        """A dotted path."""
-        plain: int = 0
+class Dedented(CheckParams):
+    """A docstring indented less than the class."""
 
-    class Other(CheckParams):
-        """A second base."""
-
-        model_config = config
-
-        flags: str = ""
-        """Base flags."""
-        value: str
-        """The pattern."""
-
-    class Child(Base, Other):
-        """Inherits, redefines, nests, aliases and validates."""
-
-        model_config = config
-
-        path: str = "x"
-        flags: str = "i"
-        """Flags of the child."""
-        inner: Inner
-        """The nested options."""
-        inners: list[Inner] = Field(default_factory=list)
-        """More of them."""
-        named: str = Field("", description="An explicit description wins.")
-        """Not this one."""
-        aliased: str = Field("", alias="alias-name")
-        """Under an alias."""
-        maybe: int | None = None
-        """Optional, with a default."""
-        renamed: str = Field("", validation_alias="read-as", serialization_alias="written-as")
-        """Read and written under other names."""
-        same: Inner | None = None
-        """A nested model."""
-        not_documented: bool = False
-        limit: ClassVar[int] = 1
-        """Not a field."""
-
-        @field_validator("path")
-        @classmethod
-        def _path(cls, path: str) -> str:
-            return path
-
-        @model_validator(mode="before")
-        @classmethod
-        def _before(cls, data: Any) -> Any:
-            return data
-
-        @model_validator(mode="after")
-        def _after(self) -> Child:
-            return self
-
-    class Wrapped(CheckParams):
-        """A model validator that wraps."""
-
-        model_config = config
-
-        count: int = 0
-        """A count."""
-
-        @model_validator(mode="wrap")
-        @classmethod
-        def _wrap(cls, data: Any, handler: Any) -> Any:
-            return handler(data)
-
-    class Dedented(CheckParams):
-        """A docstring indented less than the class."""
-
-        model_config = config
-
-        text: str
-        """First line.
+    text: str
+    """First line.
 Second line, at the left margin."""
-
-    class Tree(CheckParams):
-        """A recursive model."""
-
-        model_config = config
-
-        children: list[Tree] = Field(default_factory=list)
-        """The subtrees."""
-
-    return {
-        "Inner": Inner,
-        "Base": Base,
-        "Other": Other,
-        "Child": Child,
-        "Wrapped": Wrapped,
-        "Dedented": Dedented,
-        "Tree": Tree,
-    }
-
-
-LAZY = _models(ConfigDict())
-EAGER = _models(ConfigDict(use_attribute_docstrings=True))
-
-
-@pytest.mark.parametrize("name", sorted(LAZY))
-@pytest.mark.parametrize(
-    "options",
-    [{}, {"mode": "serialization"}, {"by_alias": False}, {"ref_template": "#/$defs/check-x-{model}"}],
-    ids=["validation", "serialization", "by-name", "ref-template"],
-)
-def test_the_schema_matches_pydantics_attribute_docstrings(name: str, options: dict[str, Any]) -> None:
-    assert LAZY[name].model_json_schema(**options) == EAGER[name].model_json_schema(**options)
-
-
-def test_creating_the_class_reads_no_docstring() -> None:
-    assert EAGER["Child"].model_fields["value"].description == "The pattern."
-    assert {name for name, field in LAZY["Child"].model_fields.items() if field.description} == {"named"}
 
 
 def test_the_descriptions_are_the_docstrings() -> None:
-    schema = LAZY["Child"].model_json_schema()
+    schema = Child.model_json_schema()
     properties = schema["properties"]
-    assert properties["flags"]["description"] == "Flags of the child."
     assert properties["value"]["description"] == "The pattern."
-    assert properties["plain"].get("description") is None
-    assert properties["path"].get("description") is None  # redefined without a docstring
+    assert properties["plain"]["description"] == "Redefined, with a docstring of its own."
     assert properties["named"]["description"] == "An explicit description wins."
     assert properties["alias-name"]["description"] == "Under an alias."
     assert properties["inner"]["description"] == "The nested options."
+    assert "description" not in properties["not_documented"]
+    assert "description" not in Base.model_json_schema()["properties"]["plain"]
     assert schema["$defs"]["Inner"]["properties"]["level"]["description"] == "How deep it goes."
-    assert LAZY["Dedented"].model_json_schema()["properties"]["text"]["description"] == (
+    assert Dedented.model_json_schema()["properties"]["text"]["description"] == (
         "First line.\nSecond line, at the left margin."
     )
-
-
-def test_a_type_adapter_sees_the_descriptions_too() -> None:
-    inner = LAZY["Inner"]
-    adapted = TypeAdapter(list[inner]).json_schema()  # type: ignore[valid-type]
-    assert adapted["$defs"]["Inner"]["properties"]["level"]["description"] == "How deep it goes."
 
 
 def test_a_subclass_may_opt_out() -> None:
@@ -178,9 +79,64 @@ def test_a_subclass_may_opt_out() -> None:
         """Not a description."""
 
     assert "description" not in Quiet.model_json_schema()["properties"]["value"]
+    with pytest.raises(ValueError, match="frozen"):
+        Quiet(value="x").value = "y"  # type: ignore[misc]  # the rest of the base's config stays
 
 
-def test_a_class_without_source_has_no_descriptions() -> None:
-    namespace: dict[str, Any] = {"CheckParams": CheckParams, "__name__": "generated"}
-    exec('class Made(CheckParams):\n    value: str\n    """Unreadable."""\n', namespace)
-    assert "description" not in namespace["Made"].model_json_schema()["properties"]["value"]
+def test_builtin_parameters_are_described_in_the_suite_schema() -> None:
+    assert RegexParams.model_json_schema()["properties"]["value"]["description"] == "The regular expression."
+    defs = suite_schema(load_registry())["$defs"]
+    parameters = [
+        (name, key, spec)
+        for name, check in defs.items()
+        if name.startswith("check-")
+        for key, spec in check.get("properties", {}).items()
+        if key not in ("type", "weight")
+    ]
+    assert len(parameters) >= 15
+    assert [(name, key) for name, key, spec in parameters if not spec.get("description")] == []
+
+
+PLUGIN_MODULE = '''
+    import tsuka_core
+    from tsuka_core import Answer, CheckParams, CheckType, Outcome
+
+
+    class EndsWithParams(CheckParams):
+        suffix: str
+        """What the answer must end with."""
+
+
+    class EndsWith(CheckType[EndsWithParams]):
+        """Pass when the answer ends with ``suffix``."""
+
+        name = "ends_with"
+        params_model = EndsWithParams
+
+        def evaluate(self, answer: Answer) -> Outcome:
+            return Outcome.check(answer.text.endswith(self.params.suffix), answer.text[-20:])
+
+
+    @tsuka_core.hookimpl
+    def register_check_types(register):
+        register(EndsWith)
+'''
+
+
+@pytest.fixture
+def plugin_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A distribution ``tsuka-suffix`` on ``sys.path`` whose check type's parameters are documented."""
+    (tmp_path / "tsuka_suffix_plugin.py").write_text(textwrap.dedent(PLUGIN_MODULE))
+    info = tmp_path / "tsuka_suffix-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tsuka-suffix\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[tsuka]\nsuffix = tsuka_suffix_plugin\n")
+    monkeypatch.syspath_prepend(tmp_path)
+    yield "tsuka-suffix"
+    sys.modules.pop("tsuka_suffix_plugin", None)
+
+
+def test_plugin_parameters_are_described_in_the_suite_schema(plugin_on_path: str) -> None:
+    schema: dict[str, Any] = suite_schema(Registry.from_plugins(discover(env=plugin_on_path)))
+    params = schema["$defs"]["check-ends_with"]
+    assert params["properties"]["suffix"]["description"] == "What the answer must end with."

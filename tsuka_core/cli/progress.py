@@ -1,23 +1,30 @@
-"""Live progress of a sweep: a rich display on a terminal, plain lines elsewhere."""
+"""Live progress of a sweep: a rich bar per model@effort on a terminal, plain lines elsewhere."""
 
 from __future__ import annotations
 
-import asyncio
-import importlib
 import sys
 import time
-from collections.abc import Sequence
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 if TYPE_CHECKING:
-    from tsuka_core.cli.progress_rich import RichProgress
     from tsuka_core.engine.results import TestResult
-    from tsuka_core.engine.sweep import SweepObserver
     from tsuka_core.terms import Effort
 
-__all__ = ["PlainProgress", "Prefetching", "make_progress", "run_name"]
+__all__ = ["PlainProgress", "RichProgress", "make_progress", "run_name"]
 
 
 def run_name(result: TestResult) -> str:
@@ -61,47 +68,45 @@ class PlainProgress:
         click.echo(f"note: {message}", err=True)
 
 
-def make_progress() -> PlainProgress | RichProgress:
-    """Rich bars when stderr is a terminal, plain lines otherwise (rich is not even loaded then)."""
-    if not sys.stderr.isatty():
-        return PlainProgress()
-    from tsuka_core.cli.progress_rich import RichProgress
+class RichProgress:
+    """A bar per model@effort with tests done, elapsed time and ETA."""
 
-    return RichProgress()
+    def __init__(self) -> None:
+        self.console = Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("{task.description}", style="bold", markup=False),  # model and test names are not markup
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[last]}", markup=False),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+        )
+        self.tasks: dict[str, TaskID] = {}
 
+    def __enter__(self) -> RichProgress:
+        self.progress.__enter__()
+        return self
 
-class Prefetching:
-    """A sweep observer that forwards to ``observer`` and, once the first test is done, imports ``modules``.
-
-    By then the next request is already on its way (the runner lets it go
-    before judging an answer), so what the end of the run needs (the summary's
-    modules, rich) is loaded while the process waits for the server instead of
-    after the last answer. One module per turn of the event loop, so answers
-    that arrive meanwhile are not held up for the whole list.
-    """
-
-    def __init__(self, observer: SweepObserver, modules: Sequence[str]) -> None:
-        self.observer = observer
-        self.modules = list(modules)
-        self.started = False
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.progress.__exit__(kind, exc, tb)
 
     def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
-        """Forward."""
-        self.observer.level_started(model, effort, applied, total)
+        """Add a bar for the level."""
+        label = f"{model}@{effort}" + ("" if applied else " (no effort)")
+        self.tasks[f"{model}@{effort}"] = self.progress.add_task(label, total=total, last="")
 
     def test_done(self, model: str, effort: Effort, result: TestResult) -> None:
-        """Forward; after the first test, start importing."""
-        self.observer.test_done(model, effort, result)
-        if not self.started:
-            self.started = True
-            asyncio.get_running_loop().call_soon(self._import_next)
+        """Advance the level's bar."""
+        last = "error" if result.status == "error" else f"{run_name(result)} {result.score:.2f}"
+        self.progress.update(self.tasks[f"{model}@{effort}"], advance=1, last=last)
 
     def note(self, message: str) -> None:
-        """Forward."""
-        self.observer.note(message)
+        """Print a note above the bars."""
+        self.progress.console.print(Text.assemble(("note:", "yellow"), f" {message}"))
 
-    def _import_next(self) -> None:
-        if self.modules:
-            importlib.import_module(self.modules.pop(0))
-        if self.modules:
-            asyncio.get_running_loop().call_soon(self._import_next)
+
+def make_progress() -> PlainProgress | RichProgress:
+    """Rich bars when stderr is a terminal, plain lines otherwise."""
+    return RichProgress() if sys.stderr.isatty() else PlainProgress()

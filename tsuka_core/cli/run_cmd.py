@@ -230,18 +230,15 @@ def run(
     could not be (it is named, and an earlier profile for it is kept), 2 for
     bad input, 3 when --min-tier is given and a model is below it.
     """
-    from tsuka_core.cli.loading import collector_paused
+    import asyncio
 
-    with collector_paused():
-        import asyncio
+    from tsuka_core.cli.progress import make_progress
+    from tsuka_core.plugins.registry import load_registry
+    from tsuka_core.session import RunOptions, run_benchmark
+    from tsuka_core.suite.loading import load_suite
 
-        from tsuka_core.cli.progress import Prefetching, make_progress
-        from tsuka_core.plugins.registry import load_registry
-        from tsuka_core.session import RunOptions, run_benchmark
-        from tsuka_core.suite.loading import load_suite
-
-        registry = load_registry()
-        loaded = load_suite(suite, registry)
+    registry = load_registry()
+    loaded = load_suite(suite, registry)
     for warning in loaded.warnings:
         click.echo(f"warning: {warning}", err=True)
     options = RunOptions(
@@ -255,8 +252,7 @@ def run(
         **history_options(values, profiles),
     )
     with make_progress() as progress:
-        observer = Prefetching(progress, ["tsuka_core.cli.report"])  # the summary: rich, tables
-        report = asyncio.run(run_benchmark(options, loaded, registry, observer))
+        report = asyncio.run(run_benchmark(options, loaded, registry, progress))
     if report.interrupted:
         kept = ", ".join(report.profiles)
         said = f"kept {len(report.profiles)} complete level(s) in {profiles}: {kept}" if kept else "nothing was stored"

@@ -21,13 +21,10 @@ def validate(suite: Path | None) -> None:
     suite hash. An invalid suite prints every problem, one line each naming
     the file and the JSON location, and exits 2.
     """
-    from tsuka_core.cli.loading import collector_paused
+    from tsuka_core.cli.display import console, suite_table
+    from tsuka_core.suite.loading import load_suite
 
-    with collector_paused():
-        from tsuka_core.cli.display import console, suite_table
-        from tsuka_core.suite.loading import load_suite
-
-        loaded = load_suite(suite)
+    loaded = load_suite(suite)
     out = console()
     out.print(suite_table(loaded))
     for warning in loaded.warnings:

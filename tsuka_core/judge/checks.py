@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import ast
-import functools
 import inspect
-import itertools
-import sys
 from collections.abc import Mapping
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
 
@@ -17,11 +12,6 @@ from tsuka_core.judge.answer import Answer, ToolCall
 from tsuka_core.judge.jsontools import MISSING, JsonPath, extract_json
 from tsuka_core.judge.outcome import Outcome
 from tsuka_core.judge.patterns import KNOWN_FLAGS, Pattern, PatternTimeout
-
-if TYPE_CHECKING:
-    from pydantic import GetJsonSchemaHandler
-    from pydantic.json_schema import JsonSchemaValue
-    from pydantic_core import CoreSchema
 
 __all__ = [
     "ArgParams",
@@ -42,94 +32,11 @@ P = TypeVar("P", bound="CheckParams")
 class CheckParams(BaseModel):
     """Base of every check type's parameters: frozen, strict, unknown keys rejected.
 
-    The docstring written under a field is its description in the JSON Schema,
-    as pydantic's ``use_attribute_docstrings`` would make it; the source is read
-    only when a schema is generated, so creating the class reads no source.
-    A subclass that sets ``use_attribute_docstrings=False`` opts out.
+    The docstring written under a field is its description in the JSON Schema
+    (pydantic's ``use_attribute_docstrings``); a subclass may turn it off.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-    @classmethod
-    def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler, /) -> JsonSchemaValue:
-        """The model's JSON Schema, each field without a description described by its attribute docstring."""
-        json_schema = handler(core_schema)
-        properties: dict[str, Any] = handler.resolve_ref_schema(json_schema).get("properties", {})
-        for name, description in _field_docstrings(cls).items():
-            field = cls.model_fields[name]
-            alias = field.serialization_alias if handler.mode == "serialization" else field.validation_alias
-            key = next((k for k in (alias, field.alias, name) if isinstance(k, str) and k in properties), None)
-            if key is not None:
-                properties[key].setdefault("description", description)
-        return json_schema
-
-
-def _attribute_docstrings(cls: type) -> dict[str, str]:
-    """The attribute docstrings in the body of ``cls``, by attribute name; empty when its source cannot be read."""
-    module = sys.modules.get(cls.__module__)
-    return _docstrings_by_class(module).get(cls.__qualname__, {}) if module is not None else {}
-
-
-@functools.cache
-def _docstrings_by_class(module: ModuleType) -> dict[str, dict[str, str]]:
-    """The attribute docstrings of every class in the source of ``module``, by qualified name.
-
-    The source is parsed once per module; of two classes with one qualified
-    name, the first in the file counts.
-    """
-    try:
-        tree = ast.parse(inspect.getsource(module))
-    except (OSError, TypeError, SyntaxError):
-        return {}
-    found: dict[str, dict[str, str]] = {}
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef):
-                found.setdefault(prefix + child.name, _documented(child.body))
-                visit(child, f"{prefix}{child.name}.")
-            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                visit(child, f"{prefix}{child.name}.<locals>.")
-            elif isinstance(child, ast.stmt | ast.excepthandler | ast.match_case):  # expressions hold no class
-                visit(child, prefix)
-
-    visit(tree, "")
-    return found
-
-
-def _documented(body: list[ast.stmt]) -> dict[str, str]:
-    """The docstring after each ``name: type`` statement of a class body, by name.
-
-    The rules are pydantic's for ``use_attribute_docstrings``: a string
-    statement right after ``name: type`` (with or without a value) documents
-    ``name``, and its indentation is cleaned as ``inspect.cleandoc`` does.
-    """
-    return {
-        prev.target.id: inspect.cleandoc(node.value.value)
-        for prev, node in itertools.pairwise(body)
-        if isinstance(prev, ast.AnnAssign)
-        and isinstance(prev.target, ast.Name)
-        and isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-    }
-
-
-def _field_docstrings(model: type[CheckParams]) -> dict[str, str]:
-    """The attribute docstring of each field of ``model`` that has no description, from the class that declares it."""
-    found: dict[str, str] = {}
-    for name, field in model.model_fields.items():
-        if field.description is not None:
-            continue
-        owner = next((c for c in model.__mro__ if name in vars(c).get("__annotations__", {})), None)
-        if owner is None or not issubclass(owner, CheckParams):
-            continue
-        if owner.model_config.get("use_attribute_docstrings") is False:
-            continue
-        docstrings = _attribute_docstrings(owner)
-        if name in docstrings:
-            found[name] = docstrings[name]
-    return found
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, use_attribute_docstrings=True)
 
 
 class NoParams(CheckParams):

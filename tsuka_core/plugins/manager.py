@@ -45,57 +45,31 @@ def new_plugin_manager() -> pluggy.PluginManager:
 def _wanted(env: str | None) -> set[str] | None:
     if env is None:
         return None
-    return {name.strip().lower().replace("_", "-") for name in env.split(",") if name.strip()}
+    return {_normal(name.strip()) for name in env.split(",") if name.strip()}
 
 
 def _normal(name: str) -> str:
     return name.lower().replace("_", "-")
 
 
-def _entry_points(group: str) -> list[tuple[metadata.EntryPoint, str, str]]:
-    """The entry points of ``group`` with their distribution's name and version, as ``importlib.metadata`` finds them.
-
-    The standard call parses every installed distribution's entry points; with
-    hundreds installed that was tens of milliseconds of each start. A file that
-    does not even contain ``[group]`` is skipped unparsed; of two distributions
-    of one name that both have the group, only the first on ``sys.path`` counts.
-    Each distribution's metadata is parsed once, for its name and version both.
-    """
-    header = f"[{group}]"
-    found: list[tuple[metadata.EntryPoint, str, str]] = []
-    names: set[str] = set()
-    for dist in metadata.distributions():
-        text = dist.read_text("entry_points.txt")
-        if not text or header not in text:
-            continue
-        meta = dist.metadata
-        name = meta["Name"] or "unknown"
-        if _normal(name) not in names:
-            names.add(_normal(name))
-            found.extend((ep, name, meta["Version"] or "?") for ep in dist.entry_points if ep.group == group)
-    return found
-
-
 def discover(env: str | None = None, *, use_environ: bool = True) -> list[LoadedPlugin]:
     """Import every plugin of the ``tsuka`` entry-point group that is allowed to load.
 
     ``env`` (default: the ``TSUKA_LOAD_PLUGINS`` variable) limits the
-    distributions loaded besides the built-ins. A plugin that fails to import
-    raises :class:`PluginError` naming its distribution and entry point.
+    distributions loaded besides the built-ins; of two copies of one
+    distribution on ``sys.path`` the first counts, as ``importlib.metadata``
+    has it. A plugin that fails to import raises :class:`PluginError` naming
+    its distribution and entry point.
     """
     if env is None and use_environ:
         env = os.environ.get(LOAD_ENV)
     wanted = _wanted(env)
     loaded: list[LoadedPlugin] = []
-    seen: set[str] = set()
-    for ep, dist_name, version in sorted(_entry_points(hookspecs.PROJECT), key=lambda f: (f[0].value, f[0].name)):
-        normal = _normal(dist_name)
-        if wanted is not None and normal != BUILTIN_DISTRIBUTION and normal not in wanted:
+    for ep in sorted(metadata.entry_points(group=hookspecs.PROJECT), key=lambda ep: (ep.value, ep.name)):
+        dist_name = (ep.dist.name if ep.dist else None) or "unknown"  # metadata without a Name reads as None
+        version = (ep.dist.version if ep.dist else None) or "?"
+        if wanted is not None and _normal(dist_name) not in wanted | {BUILTIN_DISTRIBUTION}:
             continue
-        key = f"{normal}:{ep.name}"
-        if key in seen:  # the same distribution seen twice on sys.path
-            continue
-        seen.add(key)
         try:
             obj = ep.load()
         except Exception as exc:

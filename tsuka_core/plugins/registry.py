@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import pluggy
 
 from tsuka_core.errors import PluginError
-from tsuka_core.plugins.manager import LoadedPlugin, discover, new_plugin_manager
+from tsuka_core.plugins.manager import LOAD_ENV, LoadedPlugin, discover, new_plugin_manager
 
 if TYPE_CHECKING:
     from tsuka_core.backends.base import Backend
@@ -65,7 +65,7 @@ class Registry:
             except Exception as exc:
                 raise PluginError(
                     f"plugin {plugin.entry_point!r} of distribution {plugin.distribution!r} failed while registering: "
-                    f"{type(exc).__name__}: {exc}; set TSUKA_LOAD_PLUGINS to the plugins to load without it"
+                    f"{type(exc).__name__}: {exc}; set {LOAD_ENV} to the plugins to load without it"
                 ) from exc
         return registry
 
@@ -79,8 +79,7 @@ class Registry:
                     first = table[name].plugin
                     raise PluginError(
                         f"{kind} {name!r} is registered twice: by {first.distribution} ({first.key}) "
-                        f"and by {plugin.distribution} ({plugin.key}); uninstall one or limit "
-                        "TSUKA_LOAD_PLUGINS"
+                        f"and by {plugin.distribution} ({plugin.key}); uninstall one or limit {LOAD_ENV}"
                     )
                 table[name] = Registered(cls, plugin)
 
