@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 import tsuka_core
 import tsuka_core.suite.loading as suite_module
 from tsuka_core import SuiteError, load_suite
 from tsuka_core.suite.loading import default_suite_path, suite_hash
+from tsuka_core.suite.testfile import Check, TestFile
 
 DEFAULT_SUITE = [
     # file, name, category, weight, steps, checks
@@ -348,6 +350,17 @@ def test_tools_are_kept_as_written(tmp_path: Path, registry: tsuka_core.Registry
     }
     write_suite(tmp_path, {"t.json": {**OK, "tools": [tool]}})
     assert load_suite(tmp_path, registry).tests[0].tools == (tool,)
+
+
+def test_without_a_registry_the_model_checks_the_shape_of_checks_only(registry: tsuka_core.Registry) -> None:
+    document = {**OK, "checks": [{"type": "no_such_type", "anything": 1}]}
+    check = TestFile.model_validate(document).checks[0]
+    assert isinstance(check, Check)
+    assert (check.type, check.model_extra) == ("no_such_type", {"anything": 1})
+    with pytest.raises(ValueError, match="without a registry"):
+        check.built("checks[0]")
+    with pytest.raises(ValidationError, match="unknown check type 'no_such_type'"):
+        TestFile.model_validate(document, context=registry)
 
 
 def test_missing_or_empty_folder_is_a_suite_error(tmp_path: Path, registry: tsuka_core.Registry) -> None:

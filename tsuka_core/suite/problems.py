@@ -125,7 +125,7 @@ class FormatModel(BaseModel):
     expected: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
-    def keys(cls) -> list[str]:
+    def file_keys(cls) -> list[str]:
         """The keys a file may write in this object."""
         return [field.alias or name for name, field in cls.model_fields.items()]
 
@@ -144,7 +144,7 @@ class FormatModel(BaseModel):
             return problem(loc, f"{cls.not_an_object}, got {input_kind(error['input'])}", error["input"])
         key = str(loc[0])
         if error["type"] == "extra_forbidden":
-            return problem(loc, f"unknown key{suggest(key, cls.keys())}", error["input"])
+            return problem(loc, f"unknown key{suggest(key, cls.file_keys())}", error["input"])
         field = next((f for n, f in cls.model_fields.items() if (f.alias or n) == key), None)
         message = _field_message(error, field, cls.expected.get(key)) if field else str(error["msg"])
         return problem(loc, message, error["input"])
