@@ -15,6 +15,7 @@ from tsuka_core import Registry
 from tsuka_core.judge.checks import describe
 from tsuka_core.plugins.manager import LoadedPlugin
 from tsuka_core.suite.schema import SCHEMA_DIALECT, SCHEMA_ID, check_schema, suite_schema
+from tsuka_core.suite.testfile import MAX_WEIGHT, TestFile, parse_test
 
 
 @pytest.fixture(scope="module")
@@ -100,8 +101,31 @@ def test_every_default_suite_file_validates(validator: jsonschema.Draft202012Val
 
 
 @pytest.mark.parametrize("document", [OK, CHAIN], ids=["short", "long"])
-def test_both_forms_validate(validator: jsonschema.Draft202012Validator, document: dict[str, Any]) -> None:
+def test_both_forms_validate(
+    validator: jsonschema.Draft202012Validator, registry: Registry, document: dict[str, Any]
+) -> None:
     assert errors(validator, document) == []
+    assert parse_test("t.json", document, registry)[1] == []
+
+
+def test_the_format_is_described_field_by_field(schema: dict[str, Any]) -> None:
+    """Every key of the format has a description, taken from the docstring under its field."""
+    objects = [schema, *(d for name, d in schema["$defs"].items() if not name.startswith("check"))]
+    for described in objects:
+        for key, prop in described["properties"].items():
+            assert prop.get("description"), f"{described['title']}.{key}"
+    assert schema["properties"]["weight"]["maximum"] == MAX_WEIGHT == 1_000_000
+    assert schema["$defs"]["check-not_empty"]["properties"]["weight"]["maximum"] == MAX_WEIGHT
+
+
+def test_the_model_alone_gives_the_schema_of_the_format() -> None:
+    """Without check types, a check is a type name, a weight, and any parameters."""
+    schema = TestFile.model_json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    assert errors(validator, OK) == errors(validator, CHAIN) == []
+    assert errors(validator, mutated(OK, "checks.0", {"type": "no_such_type", "x": 1})) == []
+    assert errors(validator, mutated(OK, "checks.0", {"type": "not_empty", "weight": 0}))
 
 
 def mutated(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
@@ -136,7 +160,10 @@ def mutated(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         (mutated(OK, "checks.0", {"type": "contains", "value": "a", "flags": "m"}), "flags not allowed"),
         (mutated(OK, "checks.0", {"type": "json_path_type", "path": "a", "value": "float"}), "unknown type"),
         (mutated(OK, "checks.0", {"type": "not_empty", "weight": 0}), "zero weight"),
+        (mutated(OK, "checks.0", {"type": "not_empty", "weight": 1e308}), "huge check weight"),
         (mutated(OK, "weight", -1), "negative test weight"),
+        (mutated(OK, "weight", 1e308), "huge test weight"),
+        (mutated(OK, "weight", True), "boolean test weight"),
         (mutated(OK, "category", "tools"), "unknown category"),
         (mutated(OK, "name", ""), "empty name"),
         (mutated(OK, "name", None), "missing name"),
@@ -150,13 +177,19 @@ def mutated(document: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         (mutated(OK, "tools", [{"type": "web", "function": {"name": "x"}}]), "tool of another type"),
         (mutated(OK, "tools", [{"type": "function", "function": {"name": "x"}, "requiredTier": "huge"}]), "tier"),
         ([OK], "top-level array"),
+        (mutated(OK, "tools", [{"type": "function", "function": {"name": "x", "parameters": None}}]), "null params"),
+        ({**OK, "system": None}, "null system"),
+        (mutated(CHAIN, "steps.1.toolResult", 3), "tool result not a string"),
     ],
 )
-def test_invalid_documents_fail(validator: jsonschema.Draft202012Validator, document: Any, why: str) -> None:
+def test_invalid_documents_fail(
+    validator: jsonschema.Draft202012Validator, registry: Registry, document: Any, why: str
+) -> None:
     assert errors(validator, document), why
+    assert parse_test("t.json", document, registry)[1], f"the loader accepts what the schema refuses: {why}"
 
 
-def test_optional_fields_validate(validator: jsonschema.Draft202012Validator) -> None:
+def test_optional_fields_validate(validator: jsonschema.Draft202012Validator, registry: Registry) -> None:
     tool = {
         "type": "function",
         "requiredTier": "medium",
@@ -173,6 +206,7 @@ def test_optional_fields_validate(validator: jsonschema.Draft202012Validator) ->
         {"type": "tool_arg_regex", "arg": "file-name", "value": "x"},
     ]
     assert errors(validator, {**document, "checks": checks}) == []
+    assert parse_test("t.json", {**document, "checks": checks}, registry)[1] == []
 
 
 class _Options(tsuka_core.CheckParams):

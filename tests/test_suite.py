@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 import tsuka_core
 import tsuka_core.suite.loading as suite_module
 from tsuka_core import SuiteError, load_suite
 from tsuka_core.suite.loading import default_suite_path, suite_hash
+from tsuka_core.suite.testfile import Check, TestFile
 
 DEFAULT_SUITE = [
     # file, name, category, weight, steps, checks
@@ -242,6 +244,12 @@ def test_the_spec_example_line_is_exact(tmp_path: Path, registry: tsuka_core.Reg
             "steps[1]: a step needs a 'prompt' or a 'toolResult'",
         ),
         ({**OK, "tools": [{"type": "function", "function": {}}]}, "tools[0].function.name: required"),
+        ({**OK, "tools": [{"type": "web", "function": {"name": "x"}}]}, "tools[0].type: must be 'function', got 'web'"),
+        (
+            {**OK, "tools": [{"type": "function", "function": {"name": "x", "description": 3}}]},
+            "tools[0].function.description: must be a string, got integer",
+        ),
+        ({**OK, "system": None}, "system: must be a string, got null"),
     ],
 )
 def test_each_problem_names_its_location(
@@ -263,6 +271,96 @@ def test_weight_must_be_finite(tmp_path: Path, registry: tsuka_core.Registry) ->
         load_suite(tmp_path, registry)
     locations = [line.split(": ")[1] for line in caught.value.problems]
     assert locations == ["weight", "checks[0].weight"]
+
+
+def test_weight_is_at_most_a_million(tmp_path: Path, registry: tsuka_core.Registry) -> None:
+    """A weight is a share: 1e308 is finite, but a sum of two such weights is not."""
+    (tmp_path / "t.json").write_text(
+        '{"name": "t", "category": "json", "weight": 1e308, "prompt": "p",'
+        ' "checks": [{"type": "not_empty", "weight": 1000001}]}'
+    )
+    with pytest.raises(SuiteError) as caught:
+        load_suite(tmp_path, registry)
+    assert caught.value.problems == [
+        "t.json: weight: must be at most 1000000, got 1e+308",
+        "t.json: checks[0].weight: must be at most 1000000, got 1000001",
+    ]
+    write_suite(tmp_path, {"t.json": {**OK, "weight": 1e6, "checks": [{"type": "not_empty", "weight": 1000000}]}})
+    test = load_suite(tmp_path, registry).tests[0]
+    assert (test.weight, test.steps[0].checks[0].weight) == (1e6, 1000000)
+
+
+def test_weights_keep_the_type_they_are_written_with(tmp_path: Path, registry: tsuka_core.Registry) -> None:
+    write_suite(tmp_path, {"t.json": {**OK, "weight": 2, "checks": [{"type": "not_empty", "weight": 2.5}]}})
+    test = load_suite(tmp_path, registry).tests[0]
+    assert (type(test.weight), type(test.steps[0].checks[0].weight)) == (int, float)
+
+
+def test_a_check_lists_its_weight_and_parameter_problems_together(
+    tmp_path: Path, registry: tsuka_core.Registry
+) -> None:
+    write_suite(tmp_path, {"t.json": {**OK, "checks": [{"type": "word_count", "valeu": 12, "weight": -2}]}})
+    with pytest.raises(SuiteError) as caught:
+        load_suite(tmp_path, registry)
+    assert caught.value.problems == [
+        "t.json: checks[0].weight: must be > 0, got -2",
+        "t.json: checks[0].value: required by check type 'word_count'",
+        "t.json: checks[0].valeu: unknown key for check type 'word_count'; did you mean 'value'?",
+    ]
+
+
+def test_a_chain_lists_every_problem_in_file_order(tmp_path: Path, registry: tsuka_core.Registry) -> None:
+    chain = {
+        "name": "c",
+        "category": "toolCalling",
+        "stpes": [],
+        "steps": [
+            step([{"type": "tool_caled", "value": "f"}], toolResult="{}"),
+            step([], prompt="p"),
+            step([{"type": "tool_arg_equals", "value": 1}]),
+        ],
+    }
+    write_suite(tmp_path, {"t.json": chain})
+    with pytest.raises(SuiteError) as caught:
+        load_suite(tmp_path, registry)
+    assert caught.value.problems == [
+        "t.json: stpes: unknown key; did you mean 'steps'?",
+        "t.json: steps[0].prompt: the first step needs a prompt",
+        "t.json: steps[0].checks[0].type: unknown check type 'tool_caled'; did you mean 'tool_called'? "
+        "('tsuka checks' lists them)",
+        "t.json: steps[1].checks: required, a non-empty array of checks",
+        "t.json: steps[2]: a step needs a 'prompt' or a 'toolResult' (or both)",
+        "t.json: steps[2].checks[0].arg: required by check type 'tool_arg_equals'",
+    ]
+
+
+def test_a_first_step_without_prompt_is_one_problem(tmp_path: Path, registry: tsuka_core.Registry) -> None:
+    write_suite(tmp_path, {"t.json": {"name": "c", "category": "json", "steps": [step([{"type": "not_empty"}])]}})
+    with pytest.raises(SuiteError) as caught:
+        load_suite(tmp_path, registry)
+    assert caught.value.problems == ["t.json: steps[0].prompt: the first step needs a prompt"]
+
+
+def test_tools_are_kept_as_written(tmp_path: Path, registry: tsuka_core.Registry) -> None:
+    tool = {
+        "type": "function",
+        "function": {"name": "f", "parameters": {"type": "object"}, "strict": True},
+        "requiredTier": "medium",
+        "x-note": [1, None],
+    }
+    write_suite(tmp_path, {"t.json": {**OK, "tools": [tool]}})
+    assert load_suite(tmp_path, registry).tests[0].tools == (tool,)
+
+
+def test_without_a_registry_the_model_checks_the_shape_of_checks_only(registry: tsuka_core.Registry) -> None:
+    document = {**OK, "checks": [{"type": "no_such_type", "anything": 1}]}
+    check = TestFile.model_validate(document).checks[0]
+    assert isinstance(check, Check)
+    assert (check.type, check.model_extra) == ("no_such_type", {"anything": 1})
+    with pytest.raises(ValueError, match="without a registry"):
+        check.built("checks[0]")
+    with pytest.raises(ValidationError, match="unknown check type 'no_such_type'"):
+        TestFile.model_validate(document, context=registry)
 
 
 def test_missing_or_empty_folder_is_a_suite_error(tmp_path: Path, registry: tsuka_core.Registry) -> None:

@@ -1,210 +1,267 @@
-"""Validate one test file's JSON into a Test, collecting every problem with its location."""
+"""The test-file format as pydantic models: what a file may hold, and the one source of its JSON Schema.
+
+Validating with a :class:`~tsuka_core.plugins.registry.Registry` as the
+context also checks each check's ``type`` against the registry and its other
+keys against that check type's parameter model; without one, a check's shape
+only (a ``type`` name and a ``weight``) is checked.
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import ValidationError
+from pydantic import (
+    MISSING,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    WrapValidator,
+    model_validator,
+)
 
-from tsuka_core.judge.jsontools import json_type_name
+from tsuka_core.judge.checks import CheckParams, CheckType
 from tsuka_core.plugins.registry import Registry
-from tsuka_core.suite.model import Check, Step, Test
-from tsuka_core.terms import CATEGORIES, Category
+from tsuka_core.suite import model
+from tsuka_core.suite.problems import FormatModel, input_kind, location, problem, suggest
+from tsuka_core.terms import Category, Tier
 
-__all__ = ["TEST_KEYS", "parse_test"]
+if TYPE_CHECKING:
+    from pydantic import JsonValue, ModelWrapValidatorHandler, ValidatorFunctionWrapHandler
+    from pydantic_core import ErrorDetails, InitErrorDetails
 
-TEST_KEYS = ("name", "category", "description", "weight", "tools", "system", "prompt", "checks", "steps")
-STEP_KEYS = ("prompt", "toolResult", "checks")
-TIERS = ("small", "medium", "large")
+__all__ = ["MAX_WEIGHT", "Check", "Step", "TestFile", "Tool", "ToolFunction", "parse_test"]
 
+MAX_WEIGHT = 1_000_000
+"""The largest weight a test or a check may have: weights are shares, and a sum of them must stay finite."""
 
-def _suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
-    import difflib  # only a file with a problem needs it
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def _input_kind(value: Any) -> str:
-    """The JSON type of a value as written: 2.0 is a number, 2 an integer."""
-    return "number" if isinstance(value, float) else json_type_name(value)
+FIRST_STEP_NEEDS_PROMPT = "the first step needs a prompt"
+STEP_NEEDS_INPUT = "a step needs a 'prompt' or a 'toolResult' (or both)"
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _as_written(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """Validate a number, keeping an integer an integer (a report shows weight 2, not 2.0)."""
+    number = handler(value)
+    return value if type(value) is int else number
 
 
-class _Parser:
-    def __init__(self, file: str, registry: Registry) -> None:
-        self.file = file
-        self.registry = registry
-        self.problems: list[str] = []
+Weight = Annotated[float, Field(gt=0, le=MAX_WEIGHT, allow_inf_nan=False, strict=True), WrapValidator(_as_written)]
 
-    def problem(self, where: str, message: str) -> None:
-        self.problems.append(f"{self.file}: {where}: {message}" if where else f"{self.file}: {message}")
 
-    def unknown_keys(self, where: str, data: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
-        for key in data:
-            if key not in allowed:
-                prefix = f"{where}." if where else ""
-                self.problem(f"{prefix}{key}", f"unknown key{_suggest(key, allowed)}")
+class ToolFunction(FormatModel):
+    """The function a tool offers: its name, what it does, and the JSON Schema of its arguments."""
 
-    def text(self, data: Mapping[str, Any], key: str, where: str, *, required: bool) -> str | None:
-        value = data.get(key)
-        loc = f"{where}.{key}" if where else key
-        if value is None:
-            if required or key in data:
-                self.problem(loc, "required, a non-empty string" if required else "must be a string")
-            return None
-        if not isinstance(value, str):
-            self.problem(loc, f"must be a string, got {json_type_name(value)}")
-            return None
-        if required and not value.strip():
-            self.problem(loc, "must not be empty")
-            return None
-        return value
+    model_config = ConfigDict(extra="allow")
+    expected: ClassVar[Mapping[str, str]] = {"name": "a non-empty string", "parameters": "a JSON Schema object"}
 
-    def weight(self, data: Mapping[str, Any], where: str) -> float:
-        if "weight" not in data:
-            return 1
-        value = data["weight"]
-        loc = f"{where}.weight" if where else "weight"
-        if not _is_number(value):
-            self.problem(loc, f"must be a number > 0, got {json_type_name(value)}")
-            return 1
-        if not math.isfinite(value):
-            self.problem(loc, f"must be a finite number > 0, got {value}")
-            return 1
-        if not value > 0:
-            self.problem(loc, f"must be > 0, got {value}")
-            return 1
-        return float(value) if isinstance(value, float) else value
+    name: Annotated[str, Field(min_length=1)]
+    """The name the model calls it by."""
+    description: str | MISSING = MISSING
+    """What the function does, for the model."""
+    parameters: dict[str, Any] | MISSING = MISSING
+    """A JSON Schema for the arguments."""
+    required_tier: Tier = Field("small", alias="requiredTier")
+    """Lowest tier that may see the tool; the benchmark ignores it."""
 
-    def tools(self, data: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
-        raw = data.get("tools", [])
-        if not isinstance(raw, list):
-            self.problem("tools", f"must be an array of tool schemas, got {json_type_name(raw)}")
-            return ()
-        for index, tool in enumerate(raw):
-            loc = f"tools[{index}]"
-            function = tool.get("function") if isinstance(tool, dict) else None
-            if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(function, dict):
-                self.problem(loc, 'must be {"type": "function", "function": {...}}')
-                continue
-            if not isinstance(function.get("name"), str) or not function["name"]:
-                self.problem(f"{loc}.function.name", "required, a non-empty string")
-            params = function.get("parameters")
-            if params is not None and not isinstance(params, dict):
-                self.problem(f"{loc}.function.parameters", "must be a JSON Schema object")
-            for where, holder in ((loc, tool), (f"{loc}.function", function)):
-                tier = holder.get("requiredTier", "small")
-                if tier not in TIERS:
-                    self.problem(f"{where}.requiredTier", f"must be one of {', '.join(TIERS)}, got {tier!r}")
-        return tuple(raw)
 
-    def check(self, raw: Any, where: str) -> Check | None:
-        if not isinstance(raw, dict):
-            self.problem(where, f"a check must be an object, got {json_type_name(raw)}")
-            return None
-        type_name = raw.get("type")
-        if not isinstance(type_name, str) or not type_name:
-            self.problem(f"{where}.type", "required, the name of a check type ('tsuka checks' lists them)")
-            return None
-        check_type = self.registry.check_type(type_name)
+class Tool(FormatModel):
+    """An OpenAI function schema, offered on every step."""
+
+    model_config = ConfigDict(extra="allow")
+    not_an_object: ClassVar[str] = 'must be {"type": "function", "function": {...}}'
+    expected: ClassVar[Mapping[str, str]] = {"function": "an object naming the function"}
+
+    type: Literal["function"]
+    """Always `function`."""
+    function: ToolFunction
+    """The function offered."""
+    required_tier: Tier = Field("small", alias="requiredTier")
+    """Lowest tier that may see the tool; the benchmark ignores it."""
+
+
+def _params_problem(type_name: str, error: ErrorDetails, allowed: list[str]) -> InitErrorDetails:
+    """One error of a check's parameters, worded with the check type's name."""
+    loc, kind = tuple(error["loc"]), error["type"]
+    if kind == "missing":
+        message = f"required by check type {type_name!r}"
+    elif kind == "extra_forbidden":
+        message = f"unknown key for check type {type_name!r}{suggest(str(loc[-1]), allowed)}"
+    else:
+        message = str(error["msg"]).removeprefix("Value error, ")
+        if kind.endswith("_type"):
+            message = f"{message}, got {input_kind(error['input'])}"
+    return problem(loc, message, error["input"])
+
+
+class Check(FormatModel):
+    """One check; `type` selects it."""
+
+    model_config = ConfigDict(extra="allow")
+    not_an_object: ClassVar[str] = "a check must be an object"
+    expected: ClassVar[Mapping[str, str]] = {
+        "type": "the name of a check type ('tsuka checks' lists them)",
+        "weight": "a number > 0",
+    }
+
+    type: Annotated[str, Field(min_length=1)]
+    """The check type; its parameters are the check's other keys."""
+    weight: Weight = 1
+    """Weight of the check in its test's score: > 0, at most 1000000."""
+
+    _params: CheckParams | None = PrivateAttr(None)
+    _impl: CheckType[Any] | None = PrivateAttr(None)
+
+    def built(self, where: str) -> model.Check:
+        """The check ready to evaluate, standing at ``where`` in its file; it needs a registry's validation."""
+        if self._params is None or self._impl is None:
+            raise ValueError(f"{where}: validated without a registry, so its check type is unknown")
+        return model.Check(self.type, self.weight, self._params, self._impl, where)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _worded(cls, data: Any, handler: ModelWrapValidatorHandler[Check], info: ValidationInfo) -> Check:
+        """Replaces the base's validator of this name: a check's type picks the model of its other keys."""
+        registry = info.context if isinstance(info.context, Registry) else None
+        type_name = data.get("type") if isinstance(data, dict) else None
+        if registry is None or not isinstance(type_name, str) or not type_name:
+            return cls.validated(data, handler, first=[], last=[])
+        check_type = registry.check_type(type_name)
         if check_type is None:
-            hint = _suggest(type_name, sorted(self.registry.check_types))
-            self.problem(f"{where}.type", f"unknown check type {type_name!r}{hint} ('tsuka checks' lists them)")
-            return None
-        weight = self.weight(raw, where)
-        fields = {k: v for k, v in raw.items() if k not in ("type", "weight")}
+            hint = suggest(type_name, sorted(registry.check_types))
+            unknown = problem(("type",), f"unknown check type {type_name!r}{hint} ('tsuka checks' lists them)")
+            return cls.validated(data, handler, first=[unknown], last=[])
+        params_model = check_type.params_model
         try:
-            params = check_type.params_model.model_validate(fields)
+            params = params_model.model_validate({k: v for k, v in data.items() if k not in ("type", "weight")})
         except ValidationError as exc:
-            allowed = ("type", "weight", *check_type.params_model.model_fields)
-            for error in exc.errors():
-                self.pydantic_problem(where, type_name, error, allowed)
-            return None
-        return Check(type_name, weight, params, check_type(params), where)
+            allowed = ["type", "weight", *params_model.model_fields]
+            found = [_params_problem(type_name, error, allowed) for error in exc.errors()]
+            return cls.validated(data, handler, first=[], last=found)
+        check = cls.validated(data, handler, first=[], last=[])
+        check._params, check._impl = params, check_type(params)
+        return check
 
-    def pydantic_problem(self, where: str, type_name: str, error: Any, allowed: tuple[str, ...]) -> None:
-        loc = ".".join(str(part) for part in error["loc"])
-        at = f"{where}.{loc}" if loc else where
-        kind = error["type"]
-        if kind == "missing":
-            self.problem(at, f"required by check type {type_name!r}")
-        elif kind == "extra_forbidden":
-            key = str(error["loc"][-1])
-            self.problem(at, f"unknown key for check type {type_name!r}{_suggest(key, allowed)}")
-        else:
-            message = str(error["msg"]).removeprefix("Value error, ")
-            if kind.endswith("_type"):
-                message = f"{message}, got {_input_kind(error.get('input'))}"
-            self.problem(at, message)
 
-    def step(self, raw: Any, where: str, first: bool) -> Step | None:
-        if not isinstance(raw, dict):
-            self.problem(where, f"a step must be an object, got {json_type_name(raw)}")
-            return None
-        self.unknown_keys(where, raw, STEP_KEYS)
-        prompt = self.text(raw, "prompt", where, required=False)
-        tool_result = self.text(raw, "toolResult", where, required=False)
-        if first and "prompt" not in raw:
-            self.problem(f"{where}.prompt" if where else "prompt", "the first step needs a prompt")
-        elif "prompt" not in raw and "toolResult" not in raw:
-            self.problem(where, "a step needs a 'prompt' or a 'toolResult' (or both)")
-        checks = self.checks(raw.get("checks"), f"{where}.checks" if where else "checks")
-        return Step(prompt, tool_result, checks)
+Checks = Annotated[list[Check], Field(min_length=1)]
 
-    def checks(self, raw: Any, where: str) -> tuple[Check, ...]:
-        if not isinstance(raw, list) or not raw:
-            self.problem(where, "required, a non-empty array of checks")
-            return ()
-        found = [self.check(item, f"{where}[{i}]") for i, item in enumerate(raw)]
-        return tuple(c for c in found if c is not None)
 
-    def steps(self, data: Mapping[str, Any]) -> tuple[Step, ...]:
-        short = "prompt" in data or "checks" in data
-        if short and "steps" in data:
-            self.problem("", "has both 'prompt'/'checks' and 'steps': use one form")
-            return ()
-        if not short and "steps" not in data:
-            self.problem("", "needs 'prompt' with 'checks', or 'steps'")
-            return ()
+class Step(FormatModel):
+    """One request: a prompt and/or the result of the previous step's first tool call, and checks."""
+
+    model_config = ConfigDict(json_schema_extra={"anyOf": [{"required": ["prompt"]}, {"required": ["toolResult"]}]})
+    not_an_object: ClassVar[str] = "a step must be an object"
+    expected: ClassVar[Mapping[str, str]] = {"checks": "a non-empty array of checks"}
+
+    prompt: str | MISSING = MISSING
+    """Sent as a user message."""
+    tool_result: str | MISSING = Field(MISSING, alias="toolResult")
+    """Sent back as the result of the previous step's first tool call."""
+    checks: Checks
+    """The checks of the answer to this request."""
+
+    @classmethod
+    def rules(cls, data: Mapping[str, Any]) -> list[InitErrorDetails]:
+        """A step adds a prompt or a tool result to the conversation."""
+        return [] if "prompt" in data or "toolResult" in data else [problem((), STEP_NEEDS_INPUT)]
+
+
+def _first_step_has_a_prompt(schema: dict[str, Any]) -> None:
+    schema["prefixItems"] = [{"allOf": [schema["items"], {"required": ["prompt"]}]}]
+
+
+SHORT_OR_LONG_FORM: list[JsonValue] = [
+    {"required": ["prompt", "checks"], "properties": {"steps": False}},
+    {"required": ["steps"], "properties": {"prompt": False, "checks": False}},
+]
+
+
+class TestFile(FormatModel):
+    """One test of a tsuka suite: a prompt with checks (short form) or a list of steps."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+    model_config = ConfigDict(title="tsuka test file", json_schema_extra={"oneOf": SHORT_OR_LONG_FORM})
+    not_an_object: ClassVar[str] = "a test file must hold a JSON object"
+    expected: ClassVar[Mapping[str, str]] = {
+        "name": "a non-empty string",
+        "weight": "a number > 0",
+        "tools": "an array of tool schemas",
+        "checks": "a non-empty array of checks",
+        "steps": "a non-empty array of steps",
+    }
+
+    name: Annotated[str, Field(pattern=r"\S")]
+    """Unique in the suite."""
+    category: Category
+    """The category the test scores in."""
+    description: str = ""
+    """What the test measures (informational)."""
+    weight: Weight = 1
+    """Weight of the test in its category: > 0, at most 1000000."""
+    tools: tuple[Tool, ...] = ()
+    """Tools offered on every step."""
+    system: str | MISSING = MISSING
+    """A system message sent first."""
+    prompt: str | MISSING = MISSING
+    """Short form: the prompt of the only step."""
+    checks: Checks | MISSING = MISSING
+    """Short form: the checks of the only step."""
+    steps: Annotated[list[Step], Field(min_length=1, json_schema_extra=_first_step_has_a_prompt)] | MISSING = MISSING
+    """Long form: the requests, in order; the first needs a prompt."""
+
+    @classmethod
+    def rules(cls, data: Mapping[str, Any]) -> list[InitErrorDetails]:
+        """Exactly one of the two forms, and a first step with a prompt."""
+        short, long = "prompt" in data or "checks" in data, "steps" in data
+        if short and long:
+            return [problem((), "has both 'prompt'/'checks' and 'steps': use one form")]
+        if not short and not long:
+            return [problem((), "needs 'prompt' with 'checks', or 'steps'")]
         if short:
-            step = self.step({k: data[k] for k in ("prompt", "checks") if k in data}, "", True)
-            return (step,) if step else ()
-        raw = data["steps"]
-        if not isinstance(raw, list) or not raw:
-            self.problem("steps", "must be a non-empty array of steps")
-            return ()
-        found = [self.step(item, f"steps[{i}]", i == 0) for i, item in enumerate(raw)]
-        return tuple(s for s in found if s is not None)
+            missing = [key for key in ("prompt", "checks") if key not in data]
+            return [problem((key,), cls._missing_message(key)) for key in missing]
+        steps = data["steps"]
+        if isinstance(steps, list) and steps and isinstance(steps[0], dict) and "prompt" not in steps[0]:
+            return [problem(("steps", 0, "prompt"), FIRST_STEP_NEEDS_PROMPT)]
+        return []
 
-    def test(self, data: Any) -> Test | None:
-        if not isinstance(data, dict):
-            self.problem("", f"a test file must hold a JSON object, got {json_type_name(data)}")
+    @classmethod
+    def _missing_message(cls, key: str) -> str:
+        return FIRST_STEP_NEEDS_PROMPT if key == "prompt" else f"required, {cls.expected[key]}"
+
+    @classmethod
+    def worded(cls, error: ErrorDetails) -> InitErrorDetails | None:
+        """As for any model, less the first step's lack of input, which the first-step rule words better."""
+        if tuple(error["loc"]) == ("steps", 0) and error["msg"] == STEP_NEEDS_INPUT:
             return None
-        self.unknown_keys("", data, TEST_KEYS)
-        name = self.text(data, "name", "", required=True)
-        category = data.get("category")
-        if category not in CATEGORIES:
-            got = f"{category!r}" if isinstance(category, str) else json_type_name(category)
-            hint = _suggest(category, CATEGORIES) if isinstance(category, str) else ""
-            self.problem("category", f"must be one of {', '.join(CATEGORIES)}, got {got}{hint}")
-        description = self.text(data, "description", "", required=False) or ""
-        system = self.text(data, "system", "", required=False)
-        weight = self.weight(data, "")
-        tools = self.tools(data)
-        steps = self.steps(data)
-        if self.problems or name is None:
-            return None
-        return Test(self.file, name, cast(Category, category), steps, weight, description, tools, system)
+        return super().worded(error)
 
 
-def parse_test(file: str, data: Any, registry: Registry) -> tuple[Test | None, list[str]]:
-    """Validate one file's parsed JSON; returns the test (or ``None``) and every problem found."""
-    parser = _Parser(file, registry)
-    test = parser.test(data)
-    return test, parser.problems
+def _steps(test: TestFile) -> tuple[model.Step, ...]:
+    """The steps of a validated test, with each check ready to evaluate and its location in the file."""
+
+    def step(prompt: str | MISSING, tool_result: str | MISSING, checks: list[Check], where: str) -> model.Step:
+        built = tuple(check.built(f"{where}checks[{i}]") for i, check in enumerate(checks))
+        return model.Step(None if prompt is MISSING else prompt, None if tool_result is MISSING else tool_result, built)
+
+    if test.steps is not MISSING:
+        return tuple(step(s.prompt, s.tool_result, s.checks, f"steps[{i}].") for i, s in enumerate(test.steps))
+    return (step(test.prompt, MISSING, [] if test.checks is MISSING else test.checks, ""),)
+
+
+def parse_test(file: str, data: Any, registry: Registry) -> tuple[model.Test | None, list[str]]:
+    """Validate one file's parsed JSON; returns the test (or ``None``) and every problem found, one line each."""
+    try:
+        test = TestFile.model_validate(data, context=registry)
+    except ValidationError as exc:
+        return None, [_line(file, error) for error in exc.errors()]
+    tools = tuple(tool.model_dump(by_alias=True, exclude_unset=True) for tool in test.tools)
+    system = None if test.system is MISSING else test.system
+    built = model.Test(file, test.name, test.category, _steps(test), test.weight, test.description, tools, system)
+    return built, []
+
+
+def _line(file: str, error: ErrorDetails) -> str:
+    where = location(error["loc"])
+    return f"{file}: {where}: {error['msg']}" if where else f"{file}: {error['msg']}"
