@@ -46,7 +46,7 @@ INJECTED = (
     "</pre></details><svg onload=\"document.body.setAttribute('data-pwned','svg')\"></svg>"
 )
 INSTRUCTION_RGB = (0x63, 0x66, 0xF1)
-"""The instruction colour of the score chart (htmlreport_css.CATEGORY_COLORS)."""
+"""The instruction colour of the score chart (tsuka_core.report.figures.CATEGORY_COLORS)."""
 
 
 def evil(body: dict[str, Any], n: int) -> Reply:
