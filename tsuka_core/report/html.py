@@ -88,7 +88,7 @@ def render_report(run: StoredRun, *, generated_at: datetime | None = None) -> st
     return template.render(context)
 
 
-def write_report(path: Path, run: StoredRun) -> None:
+def write_report(path: Path, run: StoredRun, *, generated_at: datetime | None = None) -> None:
     """Write the page for ``run`` to ``path`` (UTF-8) as it is rendered, a piece at a time."""
-    template, context = _page(run, None)
+    template, context = _page(run, generated_at)
     template.stream(context).dump(str(path), encoding="utf-8")
