@@ -52,6 +52,7 @@ def _environment() -> Environment:
     env = Environment(
         loader=PackageLoader("tsuka_core.report"),
         autoescape=True,
+        auto_reload=False,  # shipped with the package: no need to check for changes at every include
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
