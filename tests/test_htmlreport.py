@@ -8,6 +8,7 @@ import signal
 import struct
 import subprocess
 import threading
+import tracemalloc
 import zlib
 from collections import Counter
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from history_helpers import invoke
 from loopback import LoopbackServer, Reply
 
 from tsuka_core.backends.base import ChatResponse
-from tsuka_core.report.html import render_report
+from tsuka_core.report.html import render_report, write_report
 from tsuka_core.storage.history_query import StoredCheck, StoredLevel, StoredRun, StoredStep, StoredTest, group_tests
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -46,7 +47,7 @@ INJECTED = (
     "</pre></details><svg onload=\"document.body.setAttribute('data-pwned','svg')\"></svg>"
 )
 INSTRUCTION_RGB = (0x63, 0x66, 0xF1)
-"""The instruction colour of the score chart (htmlreport_css.CATEGORY_COLORS)."""
+"""The instruction colour of the score chart (tsuka_core.report.figures.CATEGORY_COLORS)."""
 
 
 def evil(body: dict[str, Any], n: int) -> Reply:
@@ -280,6 +281,24 @@ def test_a_level_of_single_runs_renders_as_without_repeats() -> None:
     assert "each test run" not in text
     assert '<details class="run">' not in html
     assert '<table class="runs">' not in html
+
+
+def test_the_page_is_written_as_it_is_rendered(tmp_path: Path) -> None:
+    """Ten answers of a megabyte each: the page is written piece by piece, never held whole in memory."""
+    answer = "<b>tag</b> & text " * 55_000
+    tests = tuple(stored_test(f"long{i}", 1, passed=True, answer=answer) for i in range(10))
+    page = tmp_path / "report.html"
+
+    tracemalloc.start()
+    try:
+        write_report(page, stored_run(tests, 1))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    size = page.stat().st_size
+    assert size > 10 * len(answer)
+    assert peak < size / 2, f"{peak} bytes allocated at most while writing a page of {size} bytes"
 
 
 def test_a_report_without_history_is_one_line(tmp_path: Path) -> None:

@@ -1,7 +1,10 @@
 """The HTML report of a recorded run: one self-contained static page, every piece of model output escaped.
 
-The page fetches nothing (styles inline, charts inline SVG, no script at all),
-so it works from ``file://`` and anywhere it is mailed; its Content Security
+The page is rendered from the Jinja templates in ``templates/`` with
+autoescaping on, so every value placed in it is escaped unless it is
+:class:`markupsafe.Markup` (only the charts, which escape their own text). The
+page fetches nothing (styles inline, charts inline SVG, no script at all), so
+it works from ``file://`` and anywhere it is mailed; its Content Security
 Policy forbids scripts and remote loads besides, so even a mistake in escaping
 could not run what a model wrote.
 
@@ -12,26 +15,18 @@ every run's check outcomes side by side, and each run's transcript on demand.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from html import escape
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tsuka_core.backends.base import ChatResponse
+from jinja2 import Environment, PackageLoader, StrictUndefined, Template
+
 from tsuka_core.common import format_tested_at
-from tsuka_core.report.html_css import CATEGORY_COLORS, STYLE
-from tsuka_core.report.svg import Series, bar_chart
-from tsuka_core.storage.history_query import (
-    StoredCheck,
-    StoredLevel,
-    StoredRun,
-    StoredStep,
-    StoredTest,
-    StoredTestRuns,
-    group_tests,
-)
-from tsuka_core.terms import CATEGORIES, EFFORTS
+from tsuka_core.report.figures import CATEGORY_SHORT, pct
+from tsuka_core.report.html_view import efforts_of, models_of, run_grid, run_scores, run_shown, score_class, shown
+from tsuka_core.storage.history_query import StoredRun
+from tsuka_core.terms import CATEGORIES
 
 __all__ = ["CSP", "render_report", "write_report"]
 
@@ -41,397 +36,60 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'n
 _MARK = {"passed": "✓", "failed": "✗", "errored": "!"}
 
 
-def e(value: object) -> str:
-    """``value`` as HTML text: every ``<``, ``>``, ``&`` and quote escaped."""
-    return escape(str(value), quote=True)
+def _mark(status: str) -> str:
+    """A check outcome's mark: ✓, ✗, ``!`` (errored) or ``?``."""
+    return _MARK.get(status, "?")
 
 
-def _pct(value: float) -> str:
-    return f"{round(value * 100)}%"
+def _json_text(value: Any) -> str:
+    """``value`` as JSON text, non-ASCII kept (the template escapes it like any other text)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
-def _score_class(score: float, status: str = "ok") -> str:
-    if status != "ok":
-        return "err"
-    return "good" if score >= 0.995 else "mid" if score >= 0.5 else "bad"
+@cache
+def _environment() -> Environment:
+    """The report's templates, autoescaped, with the filters and names they use."""
+    env = Environment(
+        loader=PackageLoader("tsuka_core.report"),
+        autoescape=True,
+        auto_reload=False,  # shipped with the package: no need to check for changes at every include
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        pct=pct,
+        score_class=score_class,
+        shown=shown,
+        run_shown=run_shown,
+        run_scores=run_scores,
+        mark=_mark,
+        fmt=format,
+        json_text=_json_text,
+    )
+    env.globals.update(categories=CATEGORIES, category_short=CATEGORY_SHORT, run_grid=run_grid)
+    return env
 
 
-def _effort_order(level: StoredLevel) -> int:
-    return EFFORTS.index(level.effort) if level.effort in EFFORTS else len(EFFORTS)
-
-
-def _by_model(run: StoredRun) -> dict[str, list[StoredLevel]]:
-    models: dict[str, list[StoredLevel]] = {}
-    for level in run.levels:
-        models.setdefault(level.model, []).append(level)
-    return {m: sorted(levels, key=_effort_order) for m, levels in models.items()}
-
-
-def _tier(tier: str, recommended: bool = False) -> str:
-    rec = " rec" if recommended else ""
-    star = '<span class="star" title="recommended">★</span>' if recommended else ""
-    return f'<span class="tier {e(tier)}{rec}">{e(tier)}</span>{star}'
-
-
-def _by_name(level: StoredLevel) -> dict[str, StoredTestRuns]:
-    return {group.first.name: group for group in group_tests(level.tests)}
-
-
-def _run_shown(test: StoredTest) -> str:
-    """One run's score as shown: a percentage, or ``error``."""
-    return _pct(test.score) if test.status == "ok" else "error"
-
-
-def _shown(group: StoredTestRuns) -> str:
-    """A test's score as shown: a percentage, ``mean ± spread`` with repeats, or ``error``."""
-    if all(t.status != "ok" for t in group.runs):
-        return "error"
-    if group.repeated:
-        return f"{_pct(group.score)} ± {_pct(group.spread)}"
-    return _pct(group.score)
-
-
-def _run_scores(group: StoredTestRuns) -> str:
-    """Each run's score in run order, for a tooltip: ``runs: 100%, 0%, error``."""
-    return "runs: " + ", ".join(_run_shown(t) for t in group.runs)
-
-
-# --- page -----------------------------------------------------------------------------------------------------------
+def _page(run: StoredRun, generated_at: datetime | None) -> tuple[Template, dict[str, Any]]:
+    models = models_of(run)
+    context = {
+        "csp": CSP,
+        "run": run,
+        "models": models,
+        "efforts": efforts_of(models),
+        "generated_at": format_tested_at(generated_at or datetime.now(UTC)),
+    }
+    return _environment().get_template("report.html"), context
 
 
 def render_report(run: StoredRun, *, generated_at: datetime | None = None) -> str:
     """The whole page for ``run``."""
-    models = _by_model(run)
-    moment = format_tested_at(generated_at or datetime.now(UTC))
-    title = f"tsuka report: run {run.id}"
-    body = [
-        _header(run),
-        "<main>",
-        _overview(run, models),
-        *(_model_section(model, levels) for model, levels in models.items()),
-        f"<footer>Generated by tsuka at {e(moment)} from run {run.id}. "
-        "Static page: no script, nothing fetched.</footer>",
-        "</main>",
-    ]
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{e(CSP)}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{e(title)}</title><style>{STYLE}</style></head><body>" + "\n".join(body) + "</body></html>\n"
-    )
+    template, context = _page(run, generated_at)
+    return template.render(context)
 
 
-def write_report(path: Path, run: StoredRun) -> None:
-    """Write :func:`render_report` of ``run`` to ``path`` (UTF-8)."""
-    Path(path).write_text(render_report(run), encoding="utf-8")
-
-
-def _header(run: StoredRun) -> str:
-    kind = "Rescore" if run.kind == "rescore" else "Run"
-    source = f" of run {run.source_run}" if run.source_run is not None else ""
-    facts = [
-        f"<span><b>{e(kind)} {run.id}</b>{e(source)} · {e(run.status)}</span>",
-        f"<span>{e(run.started_at)}</span>",
-        f"<span>backend <b>{e(run.backend)}</b> at {e(run.provider)}</span>",
-        f"<span>suite {e(run.suite_path)} (<b>{e(run.suite_hash)}</b>)</span>",
-        f"<span>benchmark v{run.benchmark_version}</span>",
-    ]
-    repeats = run.repeats
-    if repeats > 1:
-        facts.append(f"<span>each test run <b>{repeats}</b> times: mean ± spread</span>")
-    return (
-        f'<header class="top"><h1>Which model, at which effort?</h1><div class="meta">{"".join(facts)}</div></header>'
-    )
-
-
-def _overview(run: StoredRun, models: Mapping[str, Sequence[StoredLevel]]) -> str:
-    efforts = [x for x in EFFORTS if any(lv.effort == x for levels in models.values() for lv in levels)]
-    head = "".join(f"<th>{e(x)}</th>" for x in efforts)
-    rows = []
-    for model, levels in models.items():
-        cells = []
-        for effort in efforts:
-            level = next((lv for lv in levels if lv.effort == effort), None)
-            cells.append(f"<td>{_tier(level.tier, level.recommended) if level else '—'}</td>")
-        rows.append(f"<tr><td><b>{e(model)}</b></td>{''.join(cells)}<td>{_recommendation(levels)}</td></tr>")
-    return (
-        '<section class="card" id="overview"><h2>Tier by effort</h2>'
-        '<p class="sub">The tier each model reached at each reasoning effort; ★ marks the recommended effort, '
-        "the cheapest that reaches the best tier measured.</p>"
-        f"<table><thead><tr><th>model</th>{head}<th>recommendation</th></tr></thead><tbody>{''.join(rows)}"
-        "</tbody></table></section>"
-    )
-
-
-def _recommendation(levels: Sequence[StoredLevel]) -> str:
-    best = next((lv for lv in levels if lv.recommended), None)
-    if best is None:
-        return '<span class="sub">none: no level could be stored</span>'
-    return f"effort <b>{e(best.effort)}</b> → {_tier(best.tier)}"
-
-
-# --- one model ------------------------------------------------------------------------------------------------------
-
-
-def _model_section(model: str, levels: Sequence[StoredLevel]) -> str:
-    best = next((lv for lv in levels if lv.recommended), None)
-    if best is not None:
-        callout = (
-            f'<div class="callout">Use <b>{e(model)}</b> at effort <b>{e(best.effort)}</b>: tier '
-            f"{_tier(best.tier)} with {best.avg_completion_tokens} completion tokens per request.</div>"
-        )
-    else:
-        callout = '<div class="warn">No level of this model could be stored, so there is no recommendation.</div>'
-    notes = "".join(f'<div class="warn">{e(n)}</div>' for n in dict.fromkeys(n for lv in levels for n in lv.notes))
-    return (
-        f'<section class="card model"><h2>{e(model)}</h2>{callout}{notes}'
-        f'<div class="charts">{_score_chart(levels)}{_cost_chart(levels)}{_speed_chart(levels)}{_facts(levels)}</div>'
-        f"<h3>Tests</h3>{_matrix(levels)}{_details(levels)}</section>"
-    )
-
-
-def _num(value: float) -> str:
-    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
-
-
-def _facts(levels: Sequence[StoredLevel]) -> str:
-    short = {"instruction": "instr.", "json": "json", "toolCalling": "tools"}
-    head = "".join(f'<th class="num" title="{e(c)}">{e(short.get(c, c))}</th>' for c in CATEGORIES)
-    rows = []
-    for level in levels:
-        scores = "".join(
-            f'<td class="num"><span class="score mini {_score_class(level.scores.get(c, 0.0))}">'
-            f"{_pct(level.scores.get(c, 0.0))}</span></td>"
-            for c in CATEGORIES
-        )
-        applied = "" if level.effort_applied else '<span class="pill">effort not applied</span>'
-        applied += "" if level.stored else '<span class="pill">not stored</span>'
-        rows.append(
-            f"<tr><td><b>{e(level.effort)}</b>{applied}</td><td>{_tier(level.tier, level.recommended)}</td>{scores}"
-            f'<td class="num">{level.avg_completion_tokens:,}</td><td class="num">{level.tokens_per_second:,.1f}</td>'
-            "</tr>"
-        )
-    table = (
-        f'<table><thead><tr><th>effort</th><th>tier</th>{head}<th class="num">tokens/req</th>'
-        f'<th class="num">tok/s</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
-    )
-    note = "Scores, completion tokens per request and tokens per second."
-    return f"<figure><figcaption>Each effort<small>{note}</small></figcaption>{table}</figure>"
-
-
-def _labels(levels: Sequence[StoredLevel]) -> list[str]:
-    return [lv.effort if lv.effort_applied else f"{lv.effort} (not applied)" for lv in levels]
-
-
-def _figure(caption: str, note: str, svg: str, legend: Iterable[tuple[str, str]] = ()) -> str:
-    keys = "".join(f'<span><i style="background:{e(color)}"></i>{e(name)}</span>' for name, color in legend)
-    legend_html = f'<div class="legend">{keys}</div>' if keys else ""
-    return f"<figure><figcaption>{e(caption)}<small>{e(note)}</small></figcaption>{svg}{legend_html}</figure>"
-
-
-def _score_chart(levels: Sequence[StoredLevel]) -> str:
-    series = [Series(c, CATEGORY_COLORS[c], [lv.scores.get(c, 0.0) for lv in levels]) for c in CATEGORIES]
-    svg = bar_chart(
-        "Category scores by effort", _labels(levels), series, fmt=_pct, top=1.0, sublabels=[lv.tier for lv in levels]
-    )
-    note = "Tier under each effort. large needs toolCalling ≥ 90%, instruction and json ≥ 85%."
-    return _figure("Category scores by effort", note, svg, ((c, CATEGORY_COLORS[c]) for c in CATEGORIES))
-
-
-def _mean_score(level: StoredLevel) -> float:
-    return sum(level.scores.get(c, 0.0) for c in CATEGORIES) / len(CATEGORIES)
-
-
-def _cost_chart(levels: Sequence[StoredLevel]) -> str:
-    tokens = Series("completion tokens per request", "#64748b", [float(lv.avg_completion_tokens) for lv in levels])
-    score = Series("mean category score", "#12b76a", [_mean_score(lv) for lv in levels])
-    svg = bar_chart("Completion tokens by effort", _labels(levels), [tokens], fmt=_num, line=score, line_fmt=_pct)
-    note = "Bars: tokens spent per request. Line: mean score. Tokens rising while the line stays flat is over-thinking."
-    legend = (("completion tokens / request", "#64748b"), ("mean score (right axis)", "#12b76a"))
-    return _figure("What thinking costs", note, svg, legend)
-
-
-def _speed_chart(levels: Sequence[StoredLevel]) -> str:
-    speed = Series("tokens per second", "#8b5cf6", [lv.tokens_per_second for lv in levels])
-    svg = bar_chart("Tokens per second by effort", _labels(levels), [speed], fmt=_num)
-    estimated = any(lv.usage_estimated for lv in levels)
-    note = "Completion tokens over the summed request time" + (" (some usage estimated)." if estimated else ".")
-    return _figure("Tokens per second", note, svg)
-
-
-def _matrix(levels: Sequence[StoredLevel]) -> str:
-    tests = [_by_name(lv) for lv in levels]
-    names = list(dict.fromkeys(name for at in tests for name in at))
-    head = "".join(f'<th class="num">{e(label)}</th>' for label in _labels(levels))
-    rows = []
-    for name in names:
-        first = next(at[name].first for at in tests if name in at)
-        cells = []
-        for at in tests:
-            group = at.get(name)
-            if group is None:
-                cells.append('<td class="num">—</td>')
-                continue
-            title = f' title="{e(_run_scores(group))}"' if group.repeated else ""
-            cells.append(
-                f'<td class="num"><span class="score {_score_class(group.score, group.status)}"{title}>'
-                f"{e(_shown(group))}</span></td>"
-            )
-        rows.append(f"<tr><td>{e(name)}</td><td>{e(first.category)}</td>{''.join(cells)}</tr>")
-    return f"<table><thead><tr><th>test</th><th>category</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
-def _details(levels: Sequence[StoredLevel]) -> str:
-    tests = [_by_name(lv) for lv in levels]
-    names = list(dict.fromkeys(name for at in tests for name in at))
-    parts = []
-    for name in names:
-        found = [(lv, at[name]) for lv, at in zip(levels, tests, strict=True) if name in at]
-        scores = "".join(
-            f'<span class="score {_score_class(group.score, group.status)} mini">'
-            f"{e(lv.effort)} {e(_shown(group))}</span>"
-            for lv, group in found
-        )
-        body = "".join(_test_at_level(lv, group) for lv, group in found)
-        parts.append(
-            f'<details class="test"><summary>{e(name)} {scores}</summary><div class="body">{body}</div></details>'
-        )
-    return "".join(parts)
-
-
-def _test_at_level(level: StoredLevel, group: StoredTestRuns) -> str:
-    if group.repeated:
-        return _runs_at_level(level, group)
-    test = group.first
-    score, error, checks = _run_parts(test, "score")
-    return (
-        f'<h4>{e(level.key)} {score}<span class="pill">{test.duration:.2f} s</span></h4>{error}'
-        f'<ul class="checks">{checks}</ul>'
-        f'<details><summary>Transcript</summary><div class="body">{_transcript(test)}</div></details>'
-    )
-
-
-def _run_parts(test: StoredTest, score_class: str) -> tuple[str, str, str]:
-    """One run's score badge (with ``score_class``), its error if any, and its checks' list items."""
-    score = f'<span class="{score_class} {_score_class(test.score, test.status)}">{e(_run_shown(test))}</span>'
-    error = f'<div class="warn">{e(test.error)}</div>' if test.error else ""
-    return score, error, "".join(_check_items(step) for step in test.steps)
-
-
-def _runs_at_level(level: StoredLevel, group: StoredTestRuns) -> str:
-    """A repeated test at one level: mean and spread, each check's outcome in each run, then each run on demand."""
-    score = (
-        f'<span class="score {_score_class(group.score, group.status)}" title="{e(_run_scores(group))}">'
-        f"{e(_shown(group))}</span>"
-    )
-    runs = "".join(_one_run(group, i) for i in range(len(group.runs)))
-    return (
-        f'<h4>{e(level.key)} {score}<span class="pill">{len(group.runs)} runs</span>'
-        f'<span class="pill">{group.duration:.2f} s</span></h4>{_run_grid(group)}{runs}'
-    )
-
-
-def _run_grid(group: StoredTestRuns) -> str:
-    """A table of every check (rows) in every run (columns): its mark, its detail as a tooltip; each run's score."""
-    outcomes: list[dict[tuple[str, str], tuple[StoredCheck, bool]]] = [
-        {(c.location, c.type): (c, step.sent) for step in t.steps for c in step.checks} for t in group.runs
-    ]
-    keys = list(dict.fromkeys(key for run in outcomes for key in run))
-    head = "".join(f'<th class="run">run {i + 1}</th>' for i in range(len(group.runs)))
-    rows = []
-    for key in keys:
-        check = next(run[key][0] for run in outcomes if key in run)
-        cells = []
-        for run in outcomes:
-            if key not in run:
-                cells.append('<td class="run">—</td>')
-                continue
-            found, sent = run[key]
-            tip = found.detail if sent else f"not sent — {found.detail}"
-            cells.append(
-                f'<td class="run {e(found.status)}"><span class="mark" title="{e(tip)}">'
-                f"{_MARK.get(found.status, '?')}</span></td>"
-            )
-        rows.append(
-            f'<tr><td><code>{e(check.location)}</code> {e(check.type)} <span class="facts">(weight {check.weight:g})'
-            f"</span></td>{''.join(cells)}</tr>"
-        )
-    scores = "".join(
-        f'<td class="run"><span class="score mini {_score_class(t.score, t.status)}">{e(_run_shown(t))}</span></td>'
-        for t in group.runs
-    )
-    return (
-        f'<table class="runs"><thead><tr><th>check</th>{head}</tr></thead><tbody>{"".join(rows)}'
-        f"<tr><td><b>score</b></td>{scores}</tr></tbody></table>"
-    )
-
-
-def _one_run(group: StoredTestRuns, index: int) -> str:
-    """One run of a repeated test, folded: its score, error, checks with their details, and transcript."""
-    test = group.runs[index]
-    score, error, checks = _run_parts(test, "score mini")
-    return (
-        f'<details class="run"><summary>{e(group.label(index))} {score}'
-        f'<span class="pill">{test.duration:.2f} s</span></summary><div class="body">{error}'
-        f'<ul class="checks">{checks}</ul><p class="role">transcript, {e(group.label(index))}</p>'
-        f"{_transcript(test)}</div></details>"
-    )
-
-
-def _check_items(step: StoredStep) -> str:
-    sent = "" if step.sent else ' <span class="pill">not sent</span>'
-    return "".join(
-        f'<li class="{e(c.status)}"><span class="mark">{_MARK.get(c.status, "?")}</span> '
-        f'<code>{e(c.location)}</code> {e(c.type)} <span class="facts">(weight {c.weight:g})</span>{sent}'
-        f" — {e(c.detail)}</li>"
-        for c in step.checks
-    )
-
-
-# --- transcript -----------------------------------------------------------------------------------------------------
-
-
-def _transcript(test: StoredTest) -> str:
-    parts: list[str] = []
-    seen = 0
-    for step in test.steps:
-        if not step.messages and not step.sent:
-            continue
-        parts.append(f'<p class="role">step {step.index}</p>')
-        # assistant messages in a request are earlier answers, already shown as answers
-        parts.extend(_message(m) for m in list(step.messages)[seen:] if m.get("role") != "assistant")
-        seen = len(step.messages)
-        if step.response is not None:
-            parts.append(_answer(step.response, step.cached))
-        elif step.messages:
-            parts.append('<div class="warn">no answer: the request failed</div>')
-    return "".join(parts) or '<p class="sub">Nothing was sent.</p>'
-
-
-def _message(message: Mapping[str, Any]) -> str:
-    role = str(message.get("role", "?"))
-    content = message.get("content")
-    body = f"<pre>{e(content)}</pre>" if content else ""
-    label = role + (f" (call {message['tool_call_id']})" if message.get("tool_call_id") else "")
-    return f'<div class="msg"><span class="role {e(role)}">{e(label)}</span>{body}</div>'
-
-
-def _answer(response: ChatResponse, cached: bool) -> str:
-    reasoning = ""
-    if response.reasoning:
-        reasoning = (
-            f'<details><summary>Reasoning</summary><pre class="reasoning">{e(response.reasoning)}</pre></details>'
-        )
-    text = f"<pre>{e(response.text)}</pre>" if response.text else '<p class="sub">(no text)</p>'
-    calls = "".join(
-        f"<pre>→ {e(c.name)}({e(json.dumps(c.arguments, ensure_ascii=False))})</pre>" for c in response.tool_calls
-    )
-    usage = "estimated" if response.usage_estimated else "reported"
-    facts = f"{response.completion_tokens} completion tokens ({usage}) in {response.duration:.2f} s" + (
-        " · from the cache" if cached else ""
-    )
-    return (
-        f'<div class="msg"><span class="role assistant">assistant</span>{reasoning}{text}{calls}'
-        f'<div class="facts">{e(facts)}</div></div>'
-    )
+def write_report(path: Path, run: StoredRun, *, generated_at: datetime | None = None) -> None:
+    """Write the page for ``run`` to ``path`` (UTF-8) as it is rendered, a piece at a time."""
+    template, context = _page(run, generated_at)
+    template.stream(context).dump(str(path), encoding="utf-8")

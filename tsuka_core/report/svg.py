@@ -1,10 +1,16 @@
-"""Inline SVG charts for the HTML report: grouped bars with an optional line, drawn without any script."""
+"""Inline SVG charts for the HTML report: grouped bars with an optional line, drawn without any script.
+
+Every piece of text in a chart (title, labels, values) is escaped here, so a
+chart is returned as :class:`markupsafe.Markup` that templates insert as is.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
+
+from markupsafe import Markup
 
 __all__ = ["Series", "bar_chart"]
 
@@ -60,7 +66,7 @@ def bar_chart(
     line_fmt: Callable[[float], str] = lambda v: f"{v:g}",
     line_top: float = 1.0,
     sublabels: Sequence[str] = (),
-) -> str:
+) -> Markup:
     """An SVG of grouped bars (one group per label, one bar per series), labelled; a line on a right axis if given."""
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     highest = max([v for s in bars for v in s.values if v is not None] or [0.0])
@@ -106,7 +112,7 @@ def bar_chart(
         parts.extend(_line(line, groups, slot, line_top, line_fmt))
     parts.append(f'<line class="axis" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{TOP + plot_h}" y2="{TOP + plot_h}"/>')
     parts.append("</svg>")
-    return "".join(parts)
+    return Markup("".join(parts))  # every text in parts went through _e
 
 
 def _line(series: Series, groups: Sequence[str], slot: float, top: float, fmt: Callable[[float], str]) -> list[str]:

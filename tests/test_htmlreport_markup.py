@@ -1,0 +1,106 @@
+"""tsuka report escapes every recorded value: markup in any field of a run adds nothing to the page but text."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+from pathlib import Path
+
+from test_htmlreport import BROWSER, INJECTED, NEEDS_CHROMIUM, dom_of
+
+from tsuka_core.backends.base import ChatResponse
+from tsuka_core.judge.answer import ToolCall
+from tsuka_core.report.html import render_report, write_report
+from tsuka_core.storage.history_query import StoredCheck, StoredLevel, StoredRun, StoredStep, StoredTest
+
+MARKUP = f"{INJECTED}</textarea></title></style><!-- '\"&amp; ]]>"
+"""Script, a handler, tags that end the elements model text sits in, quotes, an entity and a comment opening."""
+PLAIN = "zq"
+"""A value the page's own words never contain, to count where values land."""
+WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def hostile_test(s: str, repeat: int, *, error: bool = False) -> StoredTest:
+    """A two-step run of a test with ``s`` in every text the report shows: names, checks, messages, answer, error."""
+    checks = (StoredCheck(f"checks[0]{s}", f"type{s}", 1.0, "passed", f"detail{s}"),
+              StoredCheck("checks[1]", "contains", 2.0, s, f"other{s}"))  # fmt: skip
+    messages = [
+        {"role": "system", "content": f"system{s}"},
+        {"role": "user", "content": f"user{s}"},
+        {"role": f"role{s}", "tool_call_id": f"call{s}", "content": f"tool{s}"},
+    ]
+    call = ToolCall("c1", f"name{s}", {"html": "</pre><script>alert(3)</script>"})
+    response = ChatResponse(f"answer{s}", (call,), reasoning=f"reasoning{s}", completion_tokens=3, duration=0.5)
+    steps = (StoredStep(0, True, messages, None if error else response, repeat == 2, checks),
+             StoredStep(1, False, [], None, False, checks[1:]))  # fmt: skip
+    return StoredTest(f"test{s}", "t.json", f"category{s}", 1.0, [], "error" if error else "ok",
+                      0.0 if error else 1.0, f"error{s}" if error else None, steps, repeat)  # fmt: skip
+
+
+def hostile_run(s: str) -> StoredRun:
+    """A rescore of two levels of a model, tests run twice, with ``s`` in every text field of the run and levels."""
+    tests = (hostile_test(s, 1), hostile_test(s, 2, error=True), hostile_test(f"once{s}", 1))
+
+    def level(effort: str, recommended: bool) -> StoredLevel:
+        return StoredLevel(f"model{s}", effort, recommended, True, f"tier{s}", {"json": 0.5}, 10.0, 3, False, True,
+                           recommended, {}, [f"note{s}"], tests, 2)  # fmt: skip
+
+    levels = (level("low", True), level(f"effort{s}", False))
+    return StoredRun(3, "rescore", f"status{s}", f"started{s}", None, f"suite{s}", f"hash{s}", 5, f"backend{s}",
+                     f"provider{s}", [f"model{s}"], ["low"], {}, 2, levels)  # fmt: skip
+
+
+class Page(HTMLParser):
+    """Each element with its attributes' names, and every piece of text and attribute value."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, tuple[str, ...]]] = []
+        self.values: list[str] = []
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append((tag, tuple(name for name, _ in attrs)))
+        self.values.extend(value for _, value in attrs if value)
+
+    def handle_data(self, data: str) -> None:
+        self.values.append(data)
+
+    def handle_comment(self, data: str) -> None:
+        self.elements.append(("<!--", ()))
+
+
+def test_markup_in_every_field_adds_no_element_or_attribute() -> None:
+    hostile, plain = Page(render_report(hostile_run(MARKUP))), Page(render_report(hostile_run(PLAIN)))
+
+    assert hostile.elements == plain.elements
+    assert "script" not in {tag for tag, _ in hostile.elements}
+    shown = sum(value.count(PLAIN) for value in plain.values)
+    assert shown > 100
+    assert sum(value.count(MARKUP) for value in hostile.values) == shown  # each value intact, as text
+    assert "→ name" + MARKUP + '({"html": "</pre><script>alert(3)</script>"})' in hostile.values
+
+
+def test_written_page_is_the_rendered_page(tmp_path: Path) -> None:
+    run = hostile_run(MARKUP)
+    page = tmp_path / "report.html"
+
+    write_report(page, run, generated_at=WHEN)
+
+    assert page.read_text(encoding="utf-8") == render_report(run, generated_at=WHEN)
+
+
+@BROWSER
+@NEEDS_CHROMIUM
+def test_in_chromium_markup_in_every_field_stays_text(tmp_path: Path) -> None:
+    page, profile = tmp_path / "report.html", tmp_path / "chromium-profile"
+    profile.mkdir()
+    write_report(page, hostile_run(MARKUP))
+
+    dom, console = dom_of(page, profile)
+
+    assert console == []
+    assert "data-pwned" not in dom.split("<body", 1)[1].split(">", 1)[0]
+    assert "PWNED" not in dom.split("<title>", 1)[1].split("</title>", 1)[0]
+    assert dom.count("&lt;script&gt;document.title=") > 100

@@ -1,0 +1,79 @@
+"""The HTML report's charts of one model's levels: category scores, what thinking costs, and speed, by effort."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from tsuka_core.report.svg import Series, bar_chart
+from tsuka_core.storage.history_query import StoredLevel
+from tsuka_core.terms import CATEGORIES
+
+__all__ = ["CATEGORY_COLORS", "CATEGORY_SHORT", "Figure", "effort_labels", "figures", "pct"]
+
+CATEGORY_COLORS = {"instruction": "#6366f1", "json": "#0ea5e9", "toolCalling": "#f59e0b"}
+"""One colour per category, the same in every chart and legend."""
+
+CATEGORY_SHORT = {"instruction": "instr.", "json": "json", "toolCalling": "tools"}
+"""Each category's name as a narrow table heading."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One chart as the page shows it: caption, a note under it, the SVG drawing, and its legend's keys."""
+
+    caption: str
+    note: str
+    svg: Markup
+    legend: tuple[tuple[str, str], ...] = ()
+    """(name, colour) of each key; none when the chart has one series."""
+
+
+def pct(value: float) -> str:
+    """``value`` (0 to 1) as a whole percentage: ``0.5`` is ``50%``."""
+    return f"{round(value * 100)}%"
+
+
+def _num(value: float) -> str:
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+
+
+def effort_labels(levels: Sequence[StoredLevel]) -> list[str]:
+    """Each level's effort, marked when the backend could not apply it."""
+    return [lv.effort if lv.effort_applied else f"{lv.effort} (not applied)" for lv in levels]
+
+
+def figures(levels: Sequence[StoredLevel]) -> list[Figure]:
+    """The charts of one model's levels (in effort order): scores, cost against score, and speed."""
+    return [_score_chart(levels), _cost_chart(levels), _speed_chart(levels)]
+
+
+def _score_chart(levels: Sequence[StoredLevel]) -> Figure:
+    series = [Series(c, CATEGORY_COLORS[c], [lv.scores.get(c, 0.0) for lv in levels]) for c in CATEGORIES]
+    tiers = [lv.tier for lv in levels]
+    svg = bar_chart("Category scores by effort", effort_labels(levels), series, fmt=pct, top=1.0, sublabels=tiers)
+    note = "Tier under each effort. large needs toolCalling ≥ 90%, instruction and json ≥ 85%."
+    return Figure("Category scores by effort", note, svg, tuple((c, CATEGORY_COLORS[c]) for c in CATEGORIES))
+
+
+def _mean_score(level: StoredLevel) -> float:
+    return sum(level.scores.get(c, 0.0) for c in CATEGORIES) / len(CATEGORIES)
+
+
+def _cost_chart(levels: Sequence[StoredLevel]) -> Figure:
+    tokens = Series("completion tokens per request", "#64748b", [float(lv.avg_completion_tokens) for lv in levels])
+    score = Series("mean category score", "#12b76a", [_mean_score(lv) for lv in levels])
+    svg = bar_chart("Completion tokens by effort", effort_labels(levels), [tokens], fmt=_num, line=score, line_fmt=pct)
+    note = "Bars: tokens spent per request. Line: mean score. Tokens rising while the line stays flat is over-thinking."
+    legend = (("completion tokens / request", "#64748b"), ("mean score (right axis)", "#12b76a"))
+    return Figure("What thinking costs", note, svg, legend)
+
+
+def _speed_chart(levels: Sequence[StoredLevel]) -> Figure:
+    speed = Series("tokens per second", "#8b5cf6", [lv.tokens_per_second for lv in levels])
+    svg = bar_chart("Tokens per second by effort", effort_labels(levels), [speed], fmt=_num)
+    estimated = any(lv.usage_estimated for lv in levels)
+    note = "Completion tokens over the summed request time" + (" (some usage estimated)." if estimated else ".")
+    return Figure("Tokens per second", note, svg)
