@@ -71,6 +71,11 @@ def test_each_example_check_loads_in_a_suite(block: str, registry: Registry, tmp
     assert [c.type for c in suite.tests[0].steps[0].checks] == [check["type"]]
 
 
+def test_every_builtin_type_carries_its_own_example(registry: Registry) -> None:
+    bare = [name for name, entry in builtin_only(registry).check_types.items() if entry.cls.example is None]
+    assert not bare, f"built-in check types without an `example` class attribute: {bare}"
+
+
 def test_builtin_only_drops_other_distributions(registry: Registry) -> None:
     plugin = LoadedPlugin("extra", "tsuka-checks-extra", "1.0", object())
     mixed = Registry(
