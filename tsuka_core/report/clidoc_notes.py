@@ -47,7 +47,8 @@ traceback. An invalid suite prints one line per problem, then the count.
 """Follows the table of exit statuses."""
 
 _RUN = """
-With `--repeats N` a test scores the mean of its runs, the profile keeps the
+A request is tried again, up to `--retries` more times, after a connection
+error, a time-out, 408, 429 or 5xx. With `--repeats N` a test scores the mean of its runs, the profile keeps the
 spread and each run's score, and run K is sent seed + K − 1.
 
 While it runs, a progress bar per `MODEL@EFFORT` is shown on a terminal (one
