@@ -69,12 +69,10 @@ _register_commands()
 
 def main() -> None:
     """Run the ``tsuka`` command."""
-    # httpx loads its own command-line client (click, rich's progress and syntax, pygments) whenever
-    # they are installed, about 40 ms this process never uses; None in sys.modules makes that import
-    # fail, and httpx then falls back to a stub, as it does when they are absent.
+    # httpx imports its own command-line client whenever click and rich are installed, and tsuka never
+    # uses it; None in sys.modules makes that import fail, and httpx falls back to its stub.
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-    # pydantic looks for its own plugins (validation observers) in every installed distribution's
-    # entry points when the first model is built: tens of milliseconds with hundreds installed, for
-    # plugins that have nothing to observe in a tsuka command. A value the user set is kept.
+    # pydantic scans every installed distribution's entry points for its own plugins (validation
+    # observers) when the first model is built; a tsuka command has none to load. A value the user set is kept.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     cli(prog_name="tsuka")
