@@ -1,4 +1,4 @@
-"""The documentation cannot drift: the generated check reference, its examples, links and the tutorial's test files."""
+"""The documentation cannot drift: the generated check and command references, links, the tutorial's test files."""
 
 from __future__ import annotations
 
@@ -9,17 +9,24 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
+import click
 import pytest
+from click.testing import CliRunner
 from pydantic import Field
 
 import tsuka_core
+from tsuka_core.cli import exits
+from tsuka_core.cli.main import cli
 from tsuka_core.plugins.manager import LoadedPlugin
 from tsuka_core.plugins.registry import Registered, Registry
+from tsuka_core.report import clidoc
+from tsuka_core.report.clidoc import cli_markdown
 from tsuka_core.report.docgen import builtin_only, check_example, checks_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 CHECKS_MD = DOCS / "checks.md"
+CLI_MD = DOCS / "cli.md"
 
 PENDING: frozenset[str] = frozenset()
 """Pages that are linked before they are written; a link to one of them may point nowhere yet."""
@@ -69,6 +76,11 @@ def test_each_example_check_loads_in_a_suite(block: str, registry: Registry, tmp
     test = {"name": "example", "category": "instruction", "prompt": "Say something.", "checks": [check]}
     suite = _one_test_suite(tmp_path / "suite", test, registry)
     assert [c.type for c in suite.tests[0].steps[0].checks] == [check["type"]]
+
+
+def test_every_builtin_type_carries_its_own_example(registry: Registry) -> None:
+    bare = [name for name, entry in builtin_only(registry).check_types.items() if entry.cls.example is None]
+    assert not bare, f"built-in check types without an `example` class attribute: {bare}"
 
 
 def test_builtin_only_drops_other_distributions(registry: Registry) -> None:
@@ -154,6 +166,91 @@ def test_a_class_example_is_used_and_must_validate() -> None:
 
 def test_output_is_deterministic(registry: Registry) -> None:
     assert checks_markdown(registry) == checks_markdown(registry)
+
+
+# --- docs/cli.md ------------------------------------------------------------------------------------------------------
+
+
+def test_cli_md_is_the_generated_reference() -> None:
+    assert CLI_MD.read_text(encoding="utf-8") == cli_markdown(cli), (
+        f"docs/cli.md is out of date (a command, an option or its help changed): run `{clidoc.REGENERATE}`"
+    )
+
+
+def test_clidoc_main_prints_the_reference() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tsuka_core.report.clidoc"], capture_output=True, check=True, cwd=ROOT, timeout=120
+    )
+    assert done.stdout.decode("utf-8") == cli_markdown(cli)
+
+
+def _command_paths(info: dict[str, Any], prefix: str = "") -> list[str]:
+    """Every command path below a group, from click's own ``to_info_dict``."""
+    found = []
+    for name, sub in info.get("commands", {}).items():
+        path = f"{prefix}{name}"
+        found += [path, *_command_paths(sub, path + " ")]
+    return found
+
+
+def test_every_command_and_option_has_its_place_in_cli_md() -> None:
+    text = cli_markdown(cli)
+    info = cli.to_info_dict(click.Context(cli, info_name="tsuka"))
+    paths = _command_paths(info)
+    assert {"run", "checks show", "rescore", "report"} <= set(paths)
+    headings = re.findall(r"^## tsuka (.+)$", text, re.MULTILINE)
+    assert sorted(headings) == sorted(paths)
+    for ctx in clidoc.commands(cli):
+        section = text.split(f"## {ctx.command_path}\n", 1)[1].split("\n## ", 1)[0]
+        for param in ctx.command.params:
+            if isinstance(param, click.Option) and "--help" not in param.opts:
+                assert f"`{', '.join(param.opts)}" in section, f"{ctx.command_path}: {param.opts} not documented"
+
+
+def test_an_option_row_says_type_default_environment_and_help() -> None:
+    level = click.Option(["-l", "--level"], type=click.Choice(["a", "b"]), multiple=True, help="Which | level.")
+    count = click.Option(["--count"], type=click.IntRange(1, 9), default=3, envvar="X_COUNT", help="How many.")
+    store = click.Option(["--store/--no-store"], default=False, help="Keep it.")
+    needed = click.Option(["--tools"], type=click.Path(exists=True, dir_okay=False), required=True)
+    assert clidoc.param_row(level) == "| `-l, --level` | one of `a`, `b`, repeatable |  |  | Which \\| level. |"
+    assert clidoc.param_row(count) == "| `--count` | integer from 1 to 9 | `3` | `X_COUNT` | How many. |"
+    assert clidoc.param_row(store) == "| `--store / --no-store` | flag | `--no-store` |  | Keep it. |"
+    assert clidoc.param_row(needed) == "| `--tools` | existing file | required |  |  |"
+
+
+def test_help_text_becomes_markdown_without_its_exit_status_paragraph() -> None:
+    @click.command()
+    def demo() -> None:
+        """Do one thing.
+
+        \b
+        Examples:
+          demo here
+
+        Exit status: 0 always.
+        \f
+        Not help.
+        """
+
+    group = click.Group("tsuka", commands=[demo])
+    text = cli_markdown(group)
+    assert "Do one thing.\n\n```text\nExamples:\n  demo here\n```" in text
+    assert "0 always" not in text
+    assert "Not help" not in text
+    assert "- 0: success\n- 2: bad input or usage" in text
+
+
+def test_the_declared_exit_statuses_are_the_ones_used() -> None:
+    from tsuka_core.errors import RequestError, TsukaError
+
+    assert TsukaError.exit_code == exits.BAD_INPUT
+    assert RequestError.exit_code == exits.FAILED
+    assert set(exits.BY_COMMAND) <= set(_command_paths(cli.to_info_dict(click.Context(cli, info_name="tsuka"))))
+    assert set(exits.LABELS) == set(exits.MEANINGS)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["hash", "--no-such-option"]).exit_code == exits.BAD_INPUT
+    assert runner.invoke(cli, ["checks", "show", "no_such_check"]).exit_code == exits.BAD_INPUT
+    assert runner.invoke(cli, ["hash"]).exit_code == exits.OK
 
 
 # --- links ------------------------------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -51,6 +52,7 @@ class JsonValid(CheckType[NoParams]):
 
     name = "json_valid"
     params_model = NoParams
+    example: ClassVar[Mapping[str, Any]] = {"weight": 3}
 
     def evaluate(self, answer: Answer) -> Outcome:
         found = extract_json(answer.text)
@@ -64,6 +66,7 @@ class JsonPathEquals(CheckType[PathEqualsParams]):
 
     name = "json_path_equals"
     params_model = PathEqualsParams
+    example: ClassVar[Mapping[str, Any]] = {"path": "endpoints[0].method", "value": "GET"}
 
     def evaluate(self, answer: Answer) -> Outcome:
         found, problem = json_at_path(answer, self.params.json_path)
@@ -80,6 +83,7 @@ class JsonPathType(CheckType[PathTypeParams]):
 
     name = "json_path_type"
     params_model = PathTypeParams
+    example: ClassVar[Mapping[str, Any]] = {"path": "port", "value": "integer"}
 
     def evaluate(self, answer: Answer) -> Outcome:
         found, problem = json_at_path(answer, self.params.json_path)
@@ -95,6 +99,7 @@ class JsonPathLength(CheckType[PathLengthParams]):
 
     name = "json_path_length"
     params_model = PathLengthParams
+    example: ClassVar[Mapping[str, Any]] = {"path": "cheapest", "value": 3, "weight": 2}
 
     def evaluate(self, answer: Answer) -> Outcome:
         found, problem = json_at_path(answer, self.params.json_path)

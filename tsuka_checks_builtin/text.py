@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Literal
 
 import regex
 from pydantic import Field
@@ -62,6 +63,7 @@ class WordCount(CheckType[CountParams]):
 
     name = "word_count"
     params_model = CountParams
+    example: ClassVar[Mapping[str, Any]] = {"value": 8}
 
     def evaluate(self, answer: Answer) -> Outcome:
         words = len(answer.text.split())
@@ -73,6 +75,7 @@ class LineCount(CheckType[CountParams]):
 
     name = "line_count"
     params_model = CountParams
+    example: ClassVar[Mapping[str, Any]] = {"value": 3}
 
     def evaluate(self, answer: Answer) -> Outcome:
         lines = sum(1 for line in answer.text.splitlines() if line.strip())
@@ -111,6 +114,7 @@ class FirstWord(_WordAt):
     """Pass when the first word, stripped of non-letter/number edges, equals `value`."""
 
     name = "first_word"
+    example: ClassVar[Mapping[str, Any]] = {"value": "Every"}
     position = 0
     label = "first"
 
@@ -119,6 +123,7 @@ class LastWord(_WordAt):
     """Pass when the last word, stripped of non-letter/number edges, equals `value`."""
 
     name = "last_word"
+    example: ClassVar[Mapping[str, Any]] = {"value": "river", "flags": "i"}
     position = -1
     label = "last"
 
@@ -134,6 +139,7 @@ class Contains(CheckType[SubstringParams]):
 
     name = "contains"
     params_model = SubstringParams
+    example: ClassVar[Mapping[str, Any]] = {"value": "deploy.log"}
 
     def evaluate(self, answer: Answer) -> Outcome:
         found = _found(self.params, answer.text)
@@ -145,6 +151,7 @@ class NotContains(CheckType[SubstringParams]):
 
     name = "not_contains"
     params_model = SubstringParams
+    example: ClassVar[Mapping[str, Any]] = {"value": "gold", "weight": 2}
 
     def evaluate(self, answer: Answer) -> Outcome:
         found = _found(self.params, answer.text)
@@ -156,6 +163,7 @@ class Regex(CheckType[RegexParams]):
 
     name = "regex"
     params_model = RegexParams
+    example: ClassVar[Mapping[str, Any]] = {"value": r"\b\d{4}-\d{2}-\d{2}\b"}
 
     def evaluate(self, answer: Answer) -> Outcome:
         found = self.params.pattern.search(answer.text)
@@ -167,6 +175,7 @@ class NotRegex(CheckType[RegexParams]):
 
     name = "not_regex"
     params_model = RegexParams
+    example: ClassVar[Mapping[str, Any]] = {"value": r"^\s*[-*•]", "flags": "m"}
 
     def evaluate(self, answer: Answer) -> Outcome:
         found = self.params.pattern.search(answer.text)
@@ -178,6 +187,7 @@ class NotEmpty(CheckType[NoParams]):
 
     name = "not_empty"
     params_model = NoParams
+    example: ClassVar[Mapping[str, Any]] = {}
 
     def evaluate(self, answer: Answer) -> Outcome:
         if answer.text:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from tsuka_checks_builtin.json import compact
 from tsuka_core import Answer, CheckParams, CheckType, Outcome
@@ -50,6 +51,7 @@ class ToolCalled(CheckType[ToolNameParams]):
 
     name = "tool_called"
     params_model = ToolNameParams
+    example: ClassVar[Mapping[str, Any]] = {"value": "find_customer", "weight": 2}
 
     def evaluate(self, answer: Answer) -> Outcome:
         call = answer.first_call
@@ -64,6 +66,7 @@ class ToolNotCalled(CheckType[OptionalToolNameParams]):
 
     name = "tool_not_called"
     params_model = OptionalToolNameParams
+    example: ClassVar[Mapping[str, Any]] = {"value": "send_email"}
 
     def evaluate(self, answer: Answer) -> Outcome:
         banned = self.params.value
@@ -78,6 +81,7 @@ class ToolArgEquals(CheckType[ArgEqualsParams]):
 
     name = "tool_arg_equals"
     params_model = ArgEqualsParams
+    example: ClassVar[Mapping[str, Any]] = {"arg": "append", "value": True, "weight": 3}
 
     def evaluate(self, answer: Answer) -> Outcome:
         found, _call, problem = first_call_argument(answer, self.params.arg_path)
@@ -94,6 +98,7 @@ class ToolArgRegex(CheckType[ArgRegexParams]):
 
     name = "tool_arg_regex"
     params_model = ArgRegexParams
+    example: ClassVar[Mapping[str, Any]] = {"arg": "name", "value": r"\bdaniel\s+hughes\b"}
 
     def evaluate(self, answer: Answer) -> Outcome:
         found, _call, problem = first_call_argument(answer, self.params.arg_path)

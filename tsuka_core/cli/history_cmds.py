@@ -344,6 +344,7 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
     Exit status: 0 when stored (or --dry-run), 1 when some test needs a live run.
     """
     from tsuka_core.cli.display import level_summary
+    from tsuka_core.cli.exits import FAILED
     from tsuka_core.plugins.registry import load_registry
     from tsuka_core.storage.rescore import rescore_run, tests_needing_live_run
     from tsuka_core.suite.loading import load_suite
@@ -364,7 +365,7 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
         for key, problems in result.live.items():
             for problem in problems:
                 click.echo(f"  {key} {problem}")
-        raise SystemExit(1)
+        raise SystemExit(FAILED)
     if result.profiles:
         click.echo(f"\nStored {len(result.profiles)} profile(s) for suite {loaded.hash} in {profiles}, asking no model")
         click.echo(f"Recorded as run {result.history_run} in {path}")

@@ -14,6 +14,7 @@ class TsukaGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; a problem the user must fix exits 2, a failed run 1, never a traceback."""
+        from tsuka_core.cli.exits import INTERRUPTED
         from tsuka_core.errors import SuiteError, TsukaError
 
         try:
@@ -28,7 +29,7 @@ class TsukaGroup(click.Group):
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("tsuka: interrupted", err=True)
-            ctx.exit(130)
+            ctx.exit(INTERRUPTED)
 
 
 @click.group(cls=TsukaGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

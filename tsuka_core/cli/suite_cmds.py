@@ -46,7 +46,9 @@ def schema() -> None:
     """Print the JSON Schema of a test file, including every installed check type's parameters.
 
     Point an editor at it to validate test files while you write them:
-    tsuka schema > tsuka-test.schema.json
+
+    \b
+      tsuka schema > tsuka-test.schema.json
     """
     from tsuka_core.plugins.registry import load_registry
     from tsuka_core.suite.schema import suite_schema

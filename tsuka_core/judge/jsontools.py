@@ -2,10 +2,9 @@
 
 Model output is untrusted, so every way of reading JSON from it is bounded:
 strict parsing refuses nesting deeper than Python's recursion allows, scanning
-stops after :data:`MAX_SCAN_CHARS`, and json-repair (pure Python, and slow
-beyond measure on some inputs: seconds for a few hundred ``{``) runs under a
-budget of :data:`REPAIR_BUDGET` seconds, after which the text counts as not
-repairable.
+stops after :data:`MAX_SCAN_CHARS`, and json-repair (pure Python, and very
+slow on some inputs) runs under a budget of :data:`REPAIR_BUDGET` seconds,
+after which the text counts as not repairable.
 """
 
 from __future__ import annotations

@@ -26,27 +26,6 @@ REGENERATE = "python -m tsuka_core.report.docgen > docs/checks.md"
 
 Schema = dict[str, Any]
 
-_BUILTIN_EXAMPLES: dict[str, dict[str, Any]] = {
-    "contains": {"value": "deploy.log"},
-    "first_word": {"value": "Every"},
-    "json_path_equals": {"path": "endpoints[0].method", "value": "GET"},
-    "json_path_length": {"path": "cheapest", "value": 3, "weight": 2},
-    "json_path_type": {"path": "port", "value": "integer"},
-    "json_valid": {"weight": 3},
-    "last_word": {"value": "river", "flags": "i"},
-    "line_count": {"value": 3},
-    "not_contains": {"value": "gold", "weight": 2},
-    "not_empty": {},
-    "not_regex": {"value": "^\\s*[-*•]", "flags": "m"},
-    "regex": {"value": "\\b\\d{4}-\\d{2}-\\d{2}\\b"},
-    "tool_arg_equals": {"arg": "append", "value": True, "weight": 3},
-    "tool_arg_regex": {"arg": "name", "value": "\\bdaniel\\s+hughes\\b"},
-    "tool_called": {"value": "find_customer", "weight": 2},
-    "tool_not_called": {"value": "send_email"},
-    "word_count": {"value": 8},
-}
-"""Examples for the built-in check types (a plugin's class may carry its own ``example`` dict instead)."""
-
 
 def _is_builtin_distribution(name: str) -> bool:
     return name.lower().replace("_", "-") == BUILTIN_DISTRIBUTION
@@ -167,20 +146,15 @@ def _validates(check_type: type[CheckType[Any]], example: Mapping[str, Any]) -> 
 
 
 def check_example(name: str, entry: Registered[type[CheckType[Any]]]) -> dict[str, Any]:
-    """One check of type ``name`` that validates: the class's ``example``, a built-in one, or one built from its schema.
+    """One check of type ``name`` that validates: the class's ``example``, or one built from its parameters' schema.
 
     Raises ValueError when the class's own ``example`` does not validate, or no valid example can be built.
     """
     check_type = entry.cls
-    own = getattr(check_type, "example", None)
-    if own is not None:
-        if not isinstance(own, Mapping):
-            raise ValueError(f"check type {name!r}: its example must be a dict, not {type(own).__name__}")
-        candidate: Mapping[str, Any] = own
-    elif _is_builtin(entry) and name in _BUILTIN_EXAMPLES:
-        candidate = _BUILTIN_EXAMPLES[name]
-    else:
-        candidate = _synthesised(_params_schema(check_type))
+    own: object = check_type.example
+    if own is not None and not isinstance(own, Mapping):
+        raise ValueError(f"check type {name!r}: its example must be a dict, not {type(own).__name__}")
+    candidate: Mapping[str, Any] = own if own is not None else _synthesised(_params_schema(check_type))
     example = {"type": name, **{k: v for k, v in candidate.items() if k != "type"}}
     problem = _validates(check_type, example)
     if problem:

@@ -1,0 +1,76 @@
+"""The exit statuses of the ``tsuka`` command, declared once: what each means and which command ends with it.
+
+``docs/cli.md`` is generated from these tables (``tsuka_core.report.clidoc``),
+so what the page says about a command's exit status is what is declared here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = [
+    "BAD_INPUT",
+    "BELOW_TIER",
+    "BY_COMMAND",
+    "FAILED",
+    "INTERRUPTED",
+    "LABELS",
+    "MEANINGS",
+    "OK",
+    "TERMINATED",
+    "statuses",
+]
+
+OK = 0
+FAILED = 1
+BAD_INPUT = 2
+BELOW_TIER = 3
+INTERRUPTED = 130
+TERMINATED = 143
+
+MEANINGS: Mapping[int, str] = {
+    OK: "success",
+    FAILED: "the run failed: a level could not be measured (the others were stored), a server could not be "
+    "reached or kept answering with an error, or a rescore needs a live run",
+    BAD_INPUT: "something to fix before trying again: an invalid suite, a bad option or argument, an unknown check "
+    "type or backend, a backend that is not configured, a damaged or unwritable profile store, a plugin that "
+    "fails to load",
+    BELOW_TIER: "`--min-tier` was given and a model is below it at its recommended effort",
+    INTERRUPTED: "interrupted with Ctrl-C (SIGINT)",
+    TERMINATED: "stopped with SIGTERM",
+}
+"""Every status the command exits with, and what it means whichever command ends with it."""
+
+LABELS: Mapping[int, str] = {
+    OK: "success",
+    FAILED: "the run failed",
+    BAD_INPUT: "bad input or usage",
+    BELOW_TIER: "below `--min-tier`",
+    INTERRUPTED: "interrupted with Ctrl-C",
+    TERMINATED: "stopped with SIGTERM",
+}
+"""Each status in a few words, for a command that has nothing more to say about it."""
+
+_EVERY_COMMAND = (OK, BAD_INPUT, INTERRUPTED, TERMINATED)
+
+BY_COMMAND: Mapping[str, Mapping[int, str]] = {
+    "run": {
+        OK: "every level was measured and stored",
+        FAILED: "some level could not be measured: it is named, and an earlier profile for it is kept",
+        BELOW_TIER: "`--min-tier` was given and a model is below it at its recommended effort",
+        INTERRUPTED: "interrupted with Ctrl-C: the levels that had finished are stored, the others are not",
+    },
+    "models": {FAILED: "the server could not be reached or answered with an error"},
+    "rescore": {
+        OK: "the levels were stored (or `--dry-run` showed them)",
+        FAILED: "some test needs a live run; nothing was stored",
+    },
+}
+"""The statuses a command ends with besides those of every command, or in its own words; keyed by command path."""
+
+
+def statuses(command_path: str) -> dict[int, str]:
+    """Each status ``tsuka COMMAND_PATH`` can exit with, in order, with its meaning for that command."""
+    own = BY_COMMAND.get(command_path, {})
+    codes = sorted({*_EVERY_COMMAND, *own})
+    return {code: own.get(code, LABELS[code]) for code in codes}
