@@ -42,6 +42,8 @@ class RunOptions:
     """Answer requests seen before from this history file's response cache, and keep new answers; None: no cache."""
     repeats: int = 1
     """How many times to run each test at each level; above 1 the response cache is bypassed."""
+    proxy: str | None = None
+    """The HTTP proxy every request goes through; None: the proxy variables of the environment (HTTP_PROXY...)."""
 
 
 @dataclass
@@ -136,7 +138,7 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
     store.read()
     store.check_writable()
     name = choose_backend(options.backend, options.config)
-    async with make_client(options.concurrency, options.config.timeout) as client:
+    async with make_client(options.concurrency, options.config.timeout, options.proxy) as client:
         backend = make_backend(registry, name, options.config, client)
         same = backend.repeats_note() if options.repeats > 1 else None
         if same:
