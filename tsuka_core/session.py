@@ -86,8 +86,18 @@ def choose_backend(name: str | None, config: BackendConfig) -> str:
     return "embedded"
 
 
+KEEP_IDLE = 16
+"""The most idle connections the run's client keeps for reuse.
+
+httpx's pool looks at every idle connection (a system call on its socket) each
+time it hands a connection out or takes one back, so each idle connection kept
+costs every request; above this many requests in flight, a connection whose
+answer has been read is closed rather than kept.
+"""
+
+
 def make_client(concurrency: int, timeout: float, proxy: str | None = None) -> httpx.AsyncClient:
-    """The run's one HTTP client: httpx's own, with a keep-alive connection for each of ``concurrency`` requests.
+    """The run's one HTTP client: httpx's own, keeping a connection for each request in flight (at most KEEP_IDLE).
 
     It takes the proxies of ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and
     ``NO_PROXY`` and the CA bundle of ``SSL_CERT_FILE`` from the environment;
@@ -96,8 +106,10 @@ def make_client(concurrency: int, timeout: float, proxy: str | None = None) -> h
     """
     size = max(1, concurrency)
     try:
+        # No cap on open connections: the engine bounds the requests in flight, and httpcore can lose a
+        # connection to a request cancelled half-way, which under a cap would hold its place for good.
         return httpx.AsyncClient(
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=size),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=min(size, KEEP_IDLE)),
             timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)),
             proxy=proxy,
             trust_env=True,
