@@ -240,7 +240,7 @@ def measure_capacity(port: int, connections: int, latency_ms: int, per_connectio
     return Capacity(connections, latency_ms, len(times), elapsed[0], p50, p99, stats["max_in_flight"])
 
 
-# --- the HTTP client alone: one shared pool against tsuka's client ----------------------------------------------------
+# --- the HTTP client alone: httpx's pool of C against tsuka's client ------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -264,7 +264,7 @@ POOL_HEAD = f"{'http client (latency 0)':<34}{'C':>5}{'req':>7}{'req/s':>9}{'cpu
 
 
 def measure_pool(port: int, label: str, concurrency: int, requests: int, body: bytes, *, shared: bool) -> PoolResult:
-    """``requests`` POSTs by ``concurrency`` workers through one client: a shared pool, or tsuka's ``make_client``."""
+    """``requests`` POSTs by ``concurrency`` workers through one client: httpx's with C connections, or tsuka's."""
     import httpx
 
     from tsuka_core.session import make_client

@@ -303,11 +303,11 @@ def measure_server(bench: Bench, server: LoopbackProcess, quick: bool) -> None:
 
 
 def measure_pools(bench: Bench, server: LoopbackProcess, quick: bool) -> None:
-    """The HTTP client alone at latency 0: one shared pool of C connections against tsuka's client, per C."""
+    """The HTTP client alone at latency 0: httpx with a pool of C connections against tsuka's client, per C."""
     print(POOL_HEAD)
     for concurrency in (16, 64, 256):
         requests = max(500 if quick else 1000, 4 * concurrency)
-        for label, shared in (("httpx, one shared pool of C", True), ("tsuka make_client (conn per worker)", False)):
+        for label, shared in (("httpx, Limits(C, C)", True), ("tsuka make_client(C)", False)):
             result = measure_pool(server.port, label, concurrency, requests, chat_body(), shared=shared)
             bench.pools.append(result)
             print(result.line(), flush=True)

@@ -1,4 +1,4 @@
-"""The run's HTTP/1.1 transport against raw loopback servers that misbehave on purpose."""
+"""The run's client (httpx's own transport, as ``make_client`` sets it up) against raw servers that misbehave."""
 
 from __future__ import annotations
 

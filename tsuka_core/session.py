@@ -21,7 +21,6 @@ from tsuka_core.storage.history import RunInfo, RunRecorder, safe_options
 from tsuka_core.storage.store import ProfileStore, profile_from_level, profile_key, recommend
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import EFFORTS, Effort
-from tsuka_core.transport import WorkerTransport
 
 __all__ = ["RunOptions", "RunReport", "choose_backend", "make_backend", "make_client", "run_benchmark"]
 
@@ -43,6 +42,8 @@ class RunOptions:
     """Answer requests seen before from this history file's response cache, and keep new answers; None: no cache."""
     repeats: int = 1
     """How many times to run each test at each level; above 1 the response cache is bypassed."""
+    proxy: str | None = None
+    """The HTTP proxy every request goes through; None: the proxy variables of the environment (HTTP_PROXY...)."""
 
 
 @dataclass
@@ -85,47 +86,37 @@ def choose_backend(name: str | None, config: BackendConfig) -> str:
     return "embedded"
 
 
-def make_client(concurrency: int, timeout: float) -> httpx.AsyncClient:
-    """The run's one HTTP client: a keep-alive connection per request in flight, at most ``concurrency`` kept."""
-    limits = httpx.Limits(max_connections=max(1, concurrency), max_keepalive_connections=max(1, concurrency))
-    return RunClient(
-        transport=WorkerTransport(),
-        limits=limits,
-        timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)),
-    )
+KEEP_IDLE = 16
+"""The most idle connections the run's client keeps for reuse.
+
+httpx's pool looks at every idle connection (a system call on its socket) each
+time it hands a connection out or takes one back, so each idle connection kept
+costs every request; above this many requests in flight, a connection whose
+answer has been read is closed rather than kept.
+"""
 
 
-class _Cookies(httpx.Cookies):
-    """httpx's cookies, without the standard library's cookie machinery for answers that set no cookie."""
+def make_client(concurrency: int, timeout: float, proxy: str | None = None) -> httpx.AsyncClient:
+    """The run's one HTTP client: httpx's own, keeping a connection for each request in flight (at most KEEP_IDLE).
 
-    def extract_cookies(self, response: httpx.Response) -> None:
-        """Keep the cookies ``response`` sets, if it sets any."""
-        if "set-cookie" in response.headers:
-            super().extract_cookies(response)
-
-
-class RunClient(httpx.AsyncClient):
-    """An httpx client whose cookie jar looks at an answer only when it sets a cookie.
-
-    httpx hands every answer to ``http.cookiejar`` through request and response
-    wrappers it builds each time, about 0.15 ms per request after the process
-    has waited for the server (``docs/performance.md``); model servers rarely
-    set cookies, and those that do (a load balancer's) still have them kept
-    and sent back.
+    It takes the proxies of ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and
+    ``NO_PROXY`` and the CA bundle of ``SSL_CERT_FILE`` from the environment;
+    ``proxy``, when given, carries every request instead. A proxy URL httpx
+    cannot use is a :class:`UsageError`.
     """
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self._kept_cookies = _Cookies(super().cookies)
-
-    @property
-    def cookies(self) -> httpx.Cookies:
-        """The cookies sent with every request."""
-        return self._kept_cookies
-
-    @cookies.setter
-    def cookies(self, cookies: httpx._types.CookieTypes) -> None:
-        self._kept_cookies = _Cookies(cookies)
+    size = max(1, concurrency)
+    try:
+        # No cap on open connections: the engine bounds the requests in flight, and httpcore can lose a
+        # connection to a request cancelled half-way, which under a cap would hold its place for good.
+        return httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=min(size, KEEP_IDLE)),
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)),
+            proxy=proxy,
+            trust_env=True,
+        )
+    except (ValueError, ImportError, httpx.InvalidURL) as exc:  # a bad URL or scheme, SOCKS without socksio
+        where = "--proxy" if proxy else "HTTP_PROXY, HTTPS_PROXY or ALL_PROXY"
+        raise UsageError(f"the proxy of {where} cannot be used: {exc}") from None
 
 
 def make_backend(registry: Registry, name: str, config: BackendConfig, client: httpx.AsyncClient) -> Backend:
@@ -159,7 +150,7 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
     store.read()
     store.check_writable()
     name = choose_backend(options.backend, options.config)
-    async with make_client(options.concurrency, options.config.timeout) as client:
+    async with make_client(options.concurrency, options.config.timeout, options.proxy) as client:
         backend = make_backend(registry, name, options.config, client)
         same = backend.repeats_note() if options.repeats > 1 else None
         if same:

@@ -9,8 +9,12 @@ through the ``httpx.AsyncClient`` the engine gives it:
   :data:`RETRY_AFTER_CAP`) when it sends one;
 - any other status of 300 or more fails at once with :class:`StatusError`,
   carrying the server's own message on one line;
-- a body that is not JSON, or larger than :data:`MAX_BODY_BYTES`, fails with a
-  :class:`~tsuka_core.RequestError` saying so; invalid UTF-8 is decoded with
+- a body that is not JSON, or larger than :data:`MAX_BODY_BYTES` once decoded,
+  fails with a :class:`~tsuka_core.RequestError` saying so; the size is counted
+  while the body is decoded, so a small compressed body that expands to
+  gigabytes stops at the limit; a body in more than one content encoding, or
+  in one other than gzip or deflate (:data:`ACCEPT_ENCODING`, which every
+  request asks for), is refused unread; invalid UTF-8 is decoded with
   replacement characters.
 
 Every message names the request by its redacted URL, and any ``secrets`` given
@@ -34,6 +38,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from tsuka_core.backends.bounded import ACCEPT_ENCODING, read_bounded
 from tsuka_core.common import redact_url
 from tsuka_core.errors import RequestError
 
@@ -41,6 +46,7 @@ if TYPE_CHECKING:  # httpx and asyncio load when a request is made: 'tsuka valid
     import httpx
 
 __all__ = [
+    "ACCEPT_ENCODING",
     "BACKOFF_BASE",
     "BACKOFF_CAP",
     "MAX_BODY_BYTES",
@@ -60,12 +66,12 @@ RETRY_AFTER_CAP = 60.0
 """The longest ``Retry-After`` honoured, in seconds."""
 MAX_BODY_BYTES = 32 * 1024 * 1024
 """The largest response body read, after content decoding."""
-
 _ERROR_BODY_BYTES = 64 * 1024
 _MESSAGE_CHARS = 300
 _MIN_SECRET_CHARS = 4
 _RETRY_STATUSES = frozenset({408, 429})
 _TAG = re.compile(r"<[^>]*>")
+_ACCEPT = {"Accept-Encoding": ACCEPT_ENCODING}
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -95,7 +101,7 @@ class _Call:
     method: str
     url: str
     body: Any
-    headers: Mapping[str, str] | None
+    headers: Mapping[str, str]
     timeout: float | None
     max_bytes: int
     label: str
@@ -249,7 +255,7 @@ async def request_json(
     transient one.
     """
     limit = MAX_BODY_BYTES if max_bytes is None else max_bytes
-    call = _Call(method, url, body, headers, timeout, limit, _label(method, url))
+    call = _Call(method, url, body, _with_encodings(headers), timeout, limit, _label(method, url))
     attempts = max(retries, 0) + 1
     base = BACKOFF_BASE if backoff_base is None else backoff_base
     import asyncio
@@ -267,6 +273,15 @@ async def request_json(
             _final(error, secrets, 1)
             raise
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _with_encodings(headers: Mapping[str, str] | None) -> Mapping[str, str]:
+    """``headers`` asking for the content encodings read (:data:`ACCEPT_ENCODING`), unless they ask already."""
+    if headers is None:
+        return _ACCEPT
+    if any(name.lower() == "accept-encoding" for name in headers):
+        return headers
+    return {**_ACCEPT, **headers}
 
 
 def _final(error: RequestError, secrets: Sequence[str], attempts: int) -> RequestError:
@@ -295,7 +310,7 @@ async def _exchange(client: httpx.AsyncClient, call: _Call) -> _Exchange:
         ):
             failed = not 200 <= response.status_code < 300
             limit = _ERROR_BODY_BYTES if failed else call.max_bytes
-            raw = await _read_bounded(response, limit, truncate=failed, label=call.label)
+            raw = await read_bounded(response, limit, truncate=failed, label=call.label)
             duration = time.perf_counter() - started
             exchange = _Exchange(response.status_code, response.reason_phrase, response.headers, raw, duration)
     except (httpx.TimeoutException, TimeoutError) as exc:
@@ -341,24 +356,6 @@ def _transport_reason(exc: Exception) -> str:
     if isinstance(exc, httpx.ConnectError):
         return f"cannot connect ({detail or kind})"
     return f"{kind}: {detail}" if detail else kind
-
-
-async def _read_bounded(response: httpx.Response, limit: int, *, truncate: bool, label: str) -> bytes:
-    """The response body, at most ``limit`` bytes: cut there when ``truncate``, else a RequestError."""
-    too_big = RequestError(f"{label}: the response body is larger than {limit:,} bytes; not read")
-    declared = response.headers.get("content-length", "")
-    if not truncate and declared.isdigit() and int(declared) > limit:
-        raise too_big
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            if not truncate:
-                raise too_big
-            break
-    return b"".join(chunks)[:limit]
 
 
 def _check_status(exchange: _Exchange, label: str) -> None:

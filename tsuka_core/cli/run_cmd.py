@@ -20,6 +20,11 @@ def backend_options(func: Any) -> Any:
         ),
         click.option("--base-url", help="Server base URL, e.g. http://127.0.0.1:8080/v1 (or OPENAI_BASE_URL)."),
         click.option(
+            "--proxy",
+            metavar="URL",
+            help="Send every request through this proxy (default: HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY).",
+        ),
+        click.option(
             "--model-path",
             type=click.Path(path_type=Path, dir_okay=False),
             help="A GGUF file for the embedded backend.",
@@ -249,6 +254,7 @@ def run(
         store_path=profiles,
         concurrency=concurrency,
         repeats=repeats,
+        proxy=values.get("proxy"),
         **history_options(values, profiles),
     )
     with make_progress() as progress:
@@ -280,7 +286,7 @@ def models(**values: Any) -> None:
     config = make_config(values)
 
     async def listing() -> tuple[str, list[str]]:
-        async with make_client(1, config.timeout) as client:
+        async with make_client(1, config.timeout, values.get("proxy")) as client:
             backend = make_backend(load_registry(), choose_backend(values.get("backend"), config), config, client)
             try:
                 return backend.provider, await backend.list_models()
