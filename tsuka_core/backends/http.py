@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from tsuka_core.common import redact_url
 from tsuka_core.errors import RequestError
+from tsuka_core.textsafe import scrub
 
 if TYPE_CHECKING:  # httpx and asyncio load when a request is made: 'tsuka validate' never needs them
     import httpx
@@ -168,7 +169,7 @@ def server_message(raw: bytes, fallback: str = "") -> str:
     """
     text = raw.decode("utf-8-sig", errors="replace")
     try:
-        message = _json_message(json.loads(text))
+        message = _json_message(scrub(json.loads(text)))
     except (ValueError, RecursionError):
         message = None
     if message is None:
@@ -385,7 +386,7 @@ def _decode(exchange: _Exchange, label: str) -> Any:
     if not text.strip():
         raise RequestError(f"{label}: the response body is empty, not JSON", status=exchange.status)
     try:
-        return json.loads(text)
+        return scrub(json.loads(text))
     except (ValueError, RecursionError):
         preview = _one_line(text, 60)
         raise RequestError(

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tsuka_core.judge.jsontools import MISSING, json_type_name, repair_json
+from tsuka_core.textsafe import scrub
 
 __all__ = ["Answer", "ToolCall", "normalise_tool_call", "parse_arguments", "strip_reasoning"]
 
@@ -60,7 +61,7 @@ def parse_arguments(raw: object) -> tuple[Any, str | None]:
         if not raw.strip():
             return {}, None
         try:
-            value = json.loads(raw)
+            value = scrub(json.loads(raw))
         except RecursionError:
             return None, "tool arguments are nested too deeply to read"
         except ValueError:

@@ -19,6 +19,8 @@ from functools import lru_cache
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal
 
+from tsuka_core.textsafe import scrub
+
 if TYPE_CHECKING:
     from jmespath.parser import ParsedResult
 
@@ -57,7 +59,7 @@ def _reject_constant(name: str) -> Any:
 def loads_strict(text: str) -> Any:
     """Parse standard JSON only: ``NaN`` and ``Infinity`` are refused; raises ValueError."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return scrub(json.loads(text, parse_constant=_reject_constant))
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
 
@@ -92,7 +94,7 @@ def _embedded(text: str) -> Any:
             start = pos + 1
             continue
         if isinstance(value, (dict, list)) and value:
-            return value
+            return scrub(value)
         start = pos + 1
     return MISSING
 
@@ -122,7 +124,7 @@ def repair_json(text: str) -> Any:
     previous = sys.getprofile()
     sys.setprofile(guard)
     try:
-        return json_repair.loads(text)
+        return scrub(json_repair.loads(text))
     except _OverBudget:
         return MISSING
     except Exception:  # json-repair on hostile input: a failure to repair is not a crash

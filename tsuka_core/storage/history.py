@@ -39,6 +39,7 @@ from tsuka_core.common import format_tested_at, redact_url
 from tsuka_core.engine.results import LevelResult, StepResult, TestResult
 from tsuka_core.errors import StoreError
 from tsuka_core.judge.answer import ToolCall
+from tsuka_core.textsafe import scrub
 
 __all__ = [
     "HISTORY_ENV",
@@ -186,6 +187,7 @@ def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
             uri = f"{path.resolve().as_uri()}?mode=ro"
             db = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
         db.row_factory = sqlite3.Row
+        db.text_factory = _text
         db.execute("PRAGMA foreign_keys = ON")
         _migrate(db, path, create)
     except sqlite3.DatabaseError as exc:
@@ -193,6 +195,11 @@ def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
     except OSError as exc:
         raise StoreError(f"cannot open the run history {path} ({exc.strerror or exc})") from None
     return db
+
+
+def _text(raw: bytes) -> str:
+    """A text column as read: a file edited by hand may hold bytes that are not UTF-8; they read as U+FFFD."""
+    return raw.decode("utf-8", errors="replace")
 
 
 def _migrate(db: sqlite3.Connection, path: Path, create: bool) -> None:
@@ -274,7 +281,8 @@ def response_to_json(response: ChatResponse) -> dict[str, Any]:
 
 
 def response_from_json(data: Mapping[str, Any]) -> ChatResponse:
-    """The answer :func:`response_to_json` wrote, equal to the original for every check."""
+    """The answer :func:`response_to_json` wrote, equal to the original for every check (lone surrogates replaced)."""
+    data = scrub(dict(data))
     calls = tuple(
         ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"], arguments_problem=c["problem"], raw=c["raw"])
         for c in data.get("toolCalls", ())

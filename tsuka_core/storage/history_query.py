@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from contextlib import closing
@@ -15,6 +14,7 @@ from tsuka_core.engine.results import RunScores, runs_by
 from tsuka_core.errors import UsageError
 from tsuka_core.storage.history import connect, response_from_json
 from tsuka_core.terms import EFFORTS
+from tsuka_core.textsafe import loads as safe_loads
 
 __all__ = [
     "StoredCheck",
@@ -196,7 +196,7 @@ def _ordered(models: Sequence[str], levels: Sequence[StoredLevel]) -> tuple[Stor
 
 
 def _run(row: sqlite3.Row, levels: Sequence[StoredLevel] = ()) -> StoredRun:
-    models = json.loads(row["models"])
+    models = safe_loads(row["models"])
     return StoredRun(
         id=row["id"],
         kind=row["kind"],
@@ -209,8 +209,8 @@ def _run(row: sqlite3.Row, levels: Sequence[StoredLevel] = ()) -> StoredRun:
         backend=row["backend"],
         provider=row["provider"],
         models=models,
-        efforts=json.loads(row["efforts"]),
-        options=json.loads(row["options"]),
+        efforts=safe_loads(row["efforts"]),
+        options=safe_loads(row["options"]),
         source_run=row["source_run"],
         levels=_ordered(models, levels),
     )
@@ -259,14 +259,14 @@ def _level(db: sqlite3.Connection, row: sqlite3.Row, *, deep: bool) -> StoredLev
         effort_applied=bool(row["effort_applied"]),
         complete=bool(row["complete"]),
         tier=row["tier"],
-        scores=json.loads(row["scores"]),
+        scores=safe_loads(row["scores"]),
         tokens_per_second=row["tokens_per_second"],
         avg_completion_tokens=row["avg_completion_tokens"],
         usage_estimated=bool(row["usage_estimated"]),
         stored=bool(row["stored"]),
         recommended=bool(row["recommended"]),
-        extra=json.loads(row["extra"]),
-        notes=json.loads(row["notes"]),
+        extra=safe_loads(row["extra"]),
+        notes=safe_loads(row["notes"]),
         tests=tuple(_test(db, t) for t in tests) if deep else (),
         repeats=_count(row, "repeats"),
     )
@@ -279,7 +279,7 @@ def _test(db: sqlite3.Connection, row: sqlite3.Row) -> StoredTest:
         file=row["file"],
         category=row["category"],
         weight=row["weight"],
-        tools=json.loads(row["tools"]),
+        tools=safe_loads(row["tools"]),
         status=row["status"],
         score=row["score"],
         error=row["error"],
@@ -299,8 +299,8 @@ def _step(db: sqlite3.Connection, row: sqlite3.Row) -> StoredStep:
     return StoredStep(
         index=row["idx"],
         sent=bool(row["sent"]),
-        messages=json.loads(row["messages"]),
-        response=response_from_json(json.loads(response)) if response is not None else None,
+        messages=safe_loads(row["messages"]),
+        response=response_from_json(safe_loads(response)) if response is not None else None,
         cached=bool(row["cached"]),
         checks=tuple(StoredCheck(c["location"], c["type"], c["weight"], c["status"], c["detail"]) for c in checks),
     )

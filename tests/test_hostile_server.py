@@ -1,0 +1,113 @@
+"""A hostile server or file: lone surrogates, absurd numbers and odd answers end in a clear outcome, never a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from history_helpers import invoke, rows
+from hypothesis import given
+from hypothesis import strategies as st
+from loopback import LoopbackServer, Reply
+
+from tsuka_core.textsafe import REPLACEMENT, scrub
+
+ROOT = Path(__file__).resolve().parents[1]
+LONE = "\\ud800"
+"""A lone surrogate as JSON writes it: valid JSON, but no UTF-8 writer accepts the string it decodes to."""
+
+pytestmark = pytest.mark.usefixtures("fast_retries")
+
+
+def surrogate_answer(body: dict[str, Any], n: int) -> Reply:
+    """Lone surrogates in the content, a tool name, a tool-call id and the arguments; model 'b' errors with one."""
+    if body["model"] == "b":
+        return Reply.body(f'{{"error": {{"message": "bad {LONE} model"}}}}'.encode(), status=400)
+    call = f'{{"id": "c{LONE}", "type": "function", "function": {{"name": "x{LONE}", "arguments": "{{}}"}}}}'
+    message = f'{{"role": "assistant", "content": "hi {LONE} there", "tool_calls": [{call}]}}'
+    return Reply.body(f'{{"choices": [{{"index": 0, "message": {message}, "finish_reason": "stop"}}]}}'.encode())
+
+
+def tsuka(*args: str | os.PathLike[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The ``tsuka`` command in a fresh interpreter, its output on pipes (strict UTF-8, as a terminal would be)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_"))}
+    clean.update({"PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8:strict", **(env or {})})
+    command = [str(Path(sys.executable).with_name("tsuka")), *map(str, args)]
+    return subprocess.run(
+        command, check=False, capture_output=True, text=True, errors="replace", env=clean, timeout=120
+    )
+
+
+@given(
+    st.recursive(
+        st.text() | st.integers() | st.none(), lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner)
+    )
+)
+def test_scrubbed_json_can_always_be_written_as_utf8(value: Any) -> None:
+    json.dumps(scrub(value), ensure_ascii=False).encode("utf-8")
+
+
+def test_scrub_replaces_surrogates_in_keys_and_deep_values() -> None:
+    deep: Any = "\udc00"
+    for _ in range(5000):
+        deep = [deep]
+    data = scrub({"k\ud800": {"v": ["a\ud83d", "ok 😀"]}, "deep": deep})
+    assert data["k" + REPLACEMENT] == {"v": ["a" + REPLACEMENT, "ok 😀"]}
+    inner = data["deep"]
+    while isinstance(inner, list):
+        inner = inner[0]
+    assert inner == REPLACEMENT
+
+
+def test_lone_surrogates_from_the_server_do_not_end_a_sweep(tmp_path: Path) -> None:
+    store, history = tmp_path / "models_profile.json", tmp_path / "history.sqlite"
+    with LoopbackServer(surrogate_answer, models=["a", "b"]) as server:
+        result = tsuka(
+            "run", "all", "--base-url", server.base_url, "--profiles", store, "--history-db", history,
+            "-e", "none", "--retries", "0",
+        )  # fmt: skip
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1, result.stderr  # model b failed with its error; model a was measured
+    assert "bad \ufffd model" in result.stdout + result.stderr
+    assert "x\ufffd" in result.stdout
+    assert [r["status"] for r in rows(history, "SELECT status FROM runs")] == ["failed"]
+    assert json.loads(store.read_text(encoding="utf-8"))["profiles"]["a@none"]["tier"] == "small"
+    shown = tsuka("show", "last", "a@none", "catena_tool_distrattori", "--history-db", history)
+    assert shown.returncode == 0, shown.stderr
+    assert "c\ufffd" in shown.stdout or "x\ufffd" in shown.stdout
+
+
+def test_a_store_holding_a_lone_surrogate_is_listed(tmp_path: Path) -> None:
+    store = tmp_path / "models_profile.json"
+    profile = {"model": f"m{LONE}", "tier": "large", "scores": {}, "reasoningEffort": "none"}
+    text = json.dumps({"profiles": {f"m{LONE}@none": profile}}).replace("\\\\ud800", LONE)
+    store.write_text(text, encoding="utf-8")
+    result = tsuka("profiles", "--profiles", store)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 0, result.stderr
+    assert "m\ufffd@none" in result.stdout
+
+
+def test_a_history_holding_lone_surrogates_or_bad_utf8_is_shown(tmp_path: Path) -> None:
+    store, history = tmp_path / "models_profile.json", tmp_path / "history.sqlite"
+    with LoopbackServer(models=["m1"]) as server:
+        first = invoke(
+            "run", "m1", "--base-url", server.base_url, "--profiles", store, "--history-db", history, "-e", "none"
+        )
+    assert first.exit_code == 0, first.stderr
+    with closing(sqlite3.connect(history)) as db:
+        db.execute("UPDATE steps SET messages = ?", (f'[{{"role": "user", "content": "q {LONE}"}}]',))
+        db.execute("UPDATE checks SET detail = CAST(? AS TEXT)", (b"bad \xff byte",))
+        db.commit()
+    result = tsuka("show", "last", "m1@none", "frase_8_parole", "--history-db", history)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 0, result.stderr
+    assert "q \ufffd" in result.stdout
+    assert "bad \ufffd byte" in result.stdout
