@@ -7,7 +7,9 @@ writer (history, store, terminal) sees text it can encode.
 
 :func:`terminal_text` is what a terminal is shown: C0 and C1 control characters
 (escape sequences that clear the screen, set the window title or fake links)
-appear escaped as ``\\x1b``; newline and tab stay as they are.
+appear escaped, C0 as ``\\x1b``, DEL and C1 as ``\\u009b``; newline and tab stay
+as they are. JSON writers escape C0 themselves but not DEL and C1: written as
+JSON's own escape, JSON output on a terminal still reads back as the same text.
 """
 
 from __future__ import annotations
@@ -85,4 +87,5 @@ def terminal_text(text: str) -> str:
 
 
 def _escape(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x20 else f"\\u{code:04x}"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from types import TracebackType
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -17,6 +16,7 @@ from rich.progress import (
 from rich.text import Text
 
 from tsuka_core.cli.progress import run_name
+from tsuka_core.cli.safe_console import SafeConsole
 from tsuka_core.engine.results import TestResult
 from tsuka_core.terms import Effort
 
@@ -27,7 +27,7 @@ class RichProgress:
     """A bar per model@effort with tests done, elapsed time and ETA."""
 
     def __init__(self) -> None:
-        self.console = Console(stderr=True)
+        self.console = SafeConsole(stderr=True)
         self.progress = Progress(
             TextColumn("{task.description}", style="bold", markup=False),  # model and test names are not markup
             BarColumn(),
