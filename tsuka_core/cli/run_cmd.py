@@ -7,6 +7,9 @@ from typing import Any
 
 import click
 
+from tsuka_core.cli.ci_files import ci_files_always
+from tsuka_core.cli.stopping import run_stoppable
+
 __all__ = ["COMMANDS"]
 
 EFFORT_CHOICES = ("none", "low", "medium", "xhigh")
@@ -104,15 +107,11 @@ def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
 
     levels = [level for swept in report.sweeps for level in swept.levels]
     print_records(report, values, to_stderr=to_stderr)
-    if values.get("junit"):
-        from tsuka_core.report.junit import write_junit
-
-        write_junit(values["junit"], levels)
-    if values.get("json_file"):
+    if values.get("junit") or values.get("json_file"):
+        from tsuka_core.cli.ci_files import write_ci_files
         from tsuka_core.cli.report import report_json
-        from tsuka_core.storage.store import dumps_store
 
-        values["json_file"].write_text(dumps_store(report_json(report)), encoding="utf-8")
+        write_ci_files(values, levels, report_json(report))
     if not report.ok:
         raise SystemExit(1)
     minimum = values.get("min_tier")
@@ -125,6 +124,24 @@ def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
         click.echo(f"tsuka: below --min-tier: {line}", err=True)
     if below:
         raise SystemExit(3)
+
+
+def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int | None) -> None:
+    """Say what an interrupted run kept, write the CI files saying it was interrupted, and exit 130 (143, 129)."""
+    from tsuka_core.cli.stopping import exit_status, signal_name
+
+    kept = ", ".join(report.profiles)
+    said = f"kept {len(report.profiles)} complete level(s) in {profiles}: {kept}" if kept else "nothing was stored"
+    by = f" by {signal_name(signum)}" if signum is not None else ""
+    line = f"interrupted{by}; {said}; levels still running were not stored"
+    click.echo(f"tsuka: {line}", err=True)
+    if values.get("junit") or values.get("json_file"):
+        from tsuka_core.cli.ci_files import write_ci_files
+        from tsuka_core.cli.report import report_json
+
+        levels = [level for swept in report.sweeps for level in swept.levels]
+        write_ci_files(values, levels, {**report_json(report), "interrupted": True, "error": line}, line)
+    raise SystemExit(exit_status(signum))
 
 
 def make_config(values: dict[str, Any]) -> Any:
@@ -202,6 +219,7 @@ def make_config(values: dict[str, Any]) -> Any:
     "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (the summary goes to stderr)."
 )
 @ci_options
+@ci_files_always
 def run(
     models: tuple[str, ...],
     efforts: tuple[str, ...],
@@ -233,8 +251,6 @@ def run(
     from tsuka_core.cli.loading import collector_paused
 
     with collector_paused():
-        import asyncio
-
         from tsuka_core.cli.progress import Prefetching, make_progress
         from tsuka_core.plugins.registry import load_registry
         from tsuka_core.session import RunOptions, run_benchmark
@@ -256,12 +272,9 @@ def run(
     )
     with make_progress() as progress:
         observer = Prefetching(progress, ["tsuka_core.cli.report"])  # the summary: rich, tables
-        report = asyncio.run(run_benchmark(options, loaded, registry, observer))
+        report, signum = run_stoppable(run_benchmark(options, loaded, registry, observer))
     if report.interrupted:
-        kept = ", ".join(report.profiles)
-        said = f"kept {len(report.profiles)} complete level(s) in {profiles}: {kept}" if kept else "nothing was stored"
-        click.echo(f"tsuka: interrupted; {said}; levels still running were not stored", err=True)
-        raise SystemExit(130)
+        interrupted(report, profiles, values, signum)
     from tsuka_core.cli.report import print_report, report_json
 
     print_report(report, profiles, to_stderr=as_json)
