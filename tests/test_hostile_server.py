@@ -111,3 +111,17 @@ def test_a_history_holding_lone_surrogates_or_bad_utf8_is_shown(tmp_path: Path) 
     assert result.returncode == 0, result.stderr
     assert "q \ufffd" in result.stdout
     assert "bad \ufffd byte" in result.stdout
+
+
+@pytest.mark.parametrize("count", ["18446744073709551616", "1" + "0" * 400, "1e400", "12.5", "-3", '"7"'])
+def test_an_absurd_token_count_is_estimated_and_said(tmp_path: Path, count: str) -> None:
+    store = tmp_path / "models_profile.json"
+    message = '{"role": "assistant", "content": "Every morning the fisherman walks beside the river."}'
+    body = f'{{"choices": [{{"message": {message}}}], "usage": {{"prompt_tokens": 5, "completion_tokens": {count}}}}}'
+    with LoopbackServer(lambda body_, n: Reply.body(body.encode()), models=["m1"]) as server:
+        result = invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "--no-history", "-e", "none")
+    assert result.exit_code == 0, result.stderr
+    assert "completion tokens (estimated)" in result.stdout
+    profile = json.loads(store.read_text(encoding="utf-8"))["profiles"]["m1@none"]
+    assert profile["usageEstimated"] is True
+    assert 0 < profile["avgCompletionTokens"] < 100

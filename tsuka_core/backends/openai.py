@@ -22,6 +22,7 @@ from tsuka_core.backends.http import JsonReply, StatusError, request_json
 from tsuka_core.common import redact_url, url_secrets
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.judge.answer import ToolCall, normalise_tool_call, strip_reasoning
+from tsuka_core.plausible import token_count
 from tsuka_core.terms import Effort
 
 if TYPE_CHECKING:
@@ -302,7 +303,7 @@ def _call_text(call: ToolCall) -> str:
 
 
 def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return token_count(value)
 
 
 def _usable_url(url: str) -> bool:

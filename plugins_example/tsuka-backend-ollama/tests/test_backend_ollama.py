@@ -242,6 +242,14 @@ def test_without_counts_the_completion_tokens_are_estimated() -> None:
     assert (response.completion_tokens, response.usage_estimated, response.prompt_tokens) == (20, True, None)
 
 
+@pytest.mark.parametrize("count", [2**64, 10**400])
+def test_an_absurd_count_is_estimated(count: int) -> None:
+    reply = OllamaReply.text("x" * 70, eval_count=count, eval_duration=500_000_000)
+    with OllamaServer(lambda body, n: reply) as server:
+        response = complete(server, ChatRequest("m1", USER))
+    assert (response.completion_tokens, response.usage_estimated) == (20, True)
+
+
 def test_tool_calls_with_object_arguments_get_ids() -> None:
     reply = OllamaReply(tool_calls=(("get_weather", {"city": "Rome"}), ("get_weather", {"city": "Oslo"})))
     with OllamaServer(lambda body, n: reply) as server:
