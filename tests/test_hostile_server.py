@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from loopback import LoopbackServer, Reply
 
+from tsuka_core.backends.http import JsonReply
+from tsuka_core.backends.openai import parse_completion
+from tsuka_core.judge.answer import MAX_TOOL_CALLS
+from tsuka_core.judge.jsontools import REPAIR_BUDGET
+from tsuka_core.judge.patterns import DEFAULT_TIMEOUT
 from tsuka_core.textsafe import REPLACEMENT, scrub
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,3 +131,61 @@ def test_an_absurd_token_count_is_estimated_and_said(tmp_path: Path, count: str)
     profile = json.loads(store.read_text(encoding="utf-8"))["profiles"]["m1@none"]
     assert profile["usageEstimated"] is True
     assert 0 < profile["avgCompletionTokens"] < 100
+
+
+def test_broken_arguments_of_many_tool_calls_share_one_repair_budget() -> None:
+    slow = "{" * 300 + " some prose here and there"  # json-repair spends its whole budget on each of these
+    calls = [{"id": f"c{i}", "function": {"name": "f", "arguments": slow}} for i in range(100)]
+    data = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": calls}}]}
+    started = time.monotonic()
+    response = parse_completion(JsonReply(data, 200, 0.1, 1), "POST x")
+    took = time.monotonic() - started
+    assert took < REPAIR_BUDGET * 4, took  # one budget for the answer (each call had its own: 30 s)
+    assert len(response.tool_calls) == 100
+    assert [c.arguments_problem for c in response.tool_calls[MAX_TOOL_CALLS:]] == [
+        f"not judged: the answer holds more than {MAX_TOOL_CALLS} tool calls"
+    ] * (100 - MAX_TOOL_CALLS)
+
+
+def slow_to_judge_suite(folder: Path) -> Path:
+    """One test whose answer takes a regex check its full time limit to judge, and eight quick tests."""
+    folder.mkdir()
+    slow = {
+        "name": "slow",
+        "category": "instruction",
+        "prompt": "slow",
+        "checks": [{"type": "regex", "value": "(a|aa)+$"}],
+    }
+    (folder / "00_slow.json").write_text(json.dumps(slow), encoding="utf-8")
+    for i in range(8):
+        quick = {
+            "name": f"quick{i}",
+            "category": "instruction",
+            "prompt": f"quick{i}",
+            "checks": [{"type": "contains", "value": "ok"}],
+        }
+        (folder / f"1{i}_quick.json").write_text(json.dumps(quick), encoding="utf-8")
+    return folder
+
+
+def test_judging_one_answer_does_not_add_to_another_requests_duration(tmp_path: Path) -> None:
+    """The slow answer comes at once and is judged for about 1 s; the quick ones arrive 0.3 s later meanwhile."""
+
+    def answer(body: dict[str, Any], n: int) -> Reply:
+        if body["messages"][-1]["content"] == "slow":
+            return Reply.text("a" * 5000 + "!")
+        return Reply(content="ok", delay=0.3)
+
+    suite, history = slow_to_judge_suite(tmp_path / "suite"), tmp_path / "history.sqlite"
+    with LoopbackServer(answer) as server:
+        result = invoke(
+            "run", "m1", "--base-url", server.base_url, "--suite", suite, "--profiles", tmp_path / "p.json",
+            "--history-db", history, "-e", "none", "-j", "9",
+        )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    (check,) = rows(history, "SELECT c.status FROM checks c JOIN steps s ON c.step_id = s.id WHERE c.type = 'regex'")
+    assert check["status"] == "errored"  # the regex ran its full time limit
+    responses = rows(history, "SELECT t.name, s.response FROM steps s JOIN tests t ON s.test_id = t.id")
+    quick = [json.loads(r["response"])["duration"] for r in responses if r["name"].startswith("quick")]
+    assert len(quick) == 8
+    assert max(quick) < 0.3 + 0.5 * DEFAULT_TIMEOUT, quick

@@ -103,16 +103,21 @@ class _OverBudget(BaseException):
     """Raised inside json-repair when its time is up (a BaseException, so no ``except Exception`` there eats it)."""
 
 
-def repair_json(text: str) -> Any:
+def repair_json(text: str, deadline: float | None = None) -> Any:
     """``json_repair.loads(text)`` within :data:`REPAIR_BUDGET` seconds; :data:`MISSING` when it fails or runs out.
 
-    The budget is enforced by a profile hook on this thread that checks the
-    clock every few hundred calls and raises inside the repair when it is past;
-    any profiler already set on the thread is put back afterwards.
+    ``deadline`` (a ``time.monotonic()`` value) shortens the budget, so that
+    several repairs of one answer share one. The budget is enforced by a
+    profile hook on this thread that checks the clock every few hundred calls
+    and raises inside the repair when it is past; any profiler already set on
+    the thread is put back afterwards.
     """
     import json_repair  # loaded when an answer first needs repair, not by 'tsuka validate'
 
-    deadline = time.monotonic() + REPAIR_BUDGET
+    own = time.monotonic() + REPAIR_BUDGET
+    deadline = own if deadline is None else min(own, deadline)
+    if time.monotonic() >= deadline:
+        return MISSING
     calls = 0
 
     def guard(frame: FrameType, event: str, arg: Any) -> None:
