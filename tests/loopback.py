@@ -253,11 +253,16 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Stay quiet."""
 
+    @property
+    def route(self) -> str:
+        """The request's path without its query (a base URL may carry one)."""
+        return self.path.partition("?")[0]
+
     def do_GET(self) -> None:
         """Models list, or 404."""
         if not self._admit(None):
             return
-        if self.path.rstrip("/") == "/v1/models":
+        if self.route.rstrip("/") == "/v1/models":
             data = [{"id": m, "object": "model", "owned_by": "loopback"} for m in self.server.state.models]
             self._send(200, json.dumps({"object": "list", "data": data}).encode())
         else:
@@ -277,7 +282,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             body = None
         if not self._admit(body):
             return
-        if self.path != "/v1/chat/completions" or not isinstance(body, dict):
+        if self.route != "/v1/chat/completions" or not isinstance(body, dict):
             self._send(404 if isinstance(body, dict) else 400, _error_body(f"cannot serve POST {self.path}"))
             return
         self._reply(body)

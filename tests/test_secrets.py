@@ -212,5 +212,5 @@ def test_an_unreachable_server_is_named_by_its_redacted_url() -> None:
 
     with pytest.raises(RequestError) as info:
         asyncio.run(send())
-    assert str(info.value).startswith("POST http://127.0.0.1:9/v1/chat/completions: cannot connect")
+    assert str(info.value).startswith("POST http://127.0.0.1:9/v1/chat/completions?api_key=***: cannot connect")
     assert leaks(str(info.value).encode()) == []

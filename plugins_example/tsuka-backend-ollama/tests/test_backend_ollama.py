@@ -332,6 +332,16 @@ def test_only_a_400_about_think_is_a_rejection(status: int, message: str, reject
     assert is_think_rejection(status, message) is rejected
 
 
+def test_credentials_a_server_echoes_back_are_masked() -> None:
+    password = "pa55-w0rd-x"
+    with OllamaServer(lambda body, n: OllamaReply.failure(400, f"bad login user:{password}")) as server:
+        url = server.base_url.replace("http://", f"http://user:{password}@")
+        with pytest.raises(RequestError) as caught:
+            with_backend(url, lambda backend: backend.complete(ChatRequest("m1", USER)))
+    assert password not in str(caught.value)
+    assert "bad login user:***" in str(caught.value)
+
+
 def test_a_missing_model_is_a_request_error_with_the_servers_words() -> None:
     with (
         OllamaServer(
