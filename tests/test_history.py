@@ -255,7 +255,7 @@ def test_a_model_is_written_in_one_transaction(tmp_path: Path, monkeypatch: pyte
         real(*args)
 
     monkeypatch.setattr(history, "_write_level", failing_second)
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreError, match="disk I/O error"):  # one line for the user, the transaction rolled back
         recorder.record_levels(_as_results(levels))
 
     assert rows(db, "SELECT count(*) FROM levels WHERE run_id = ?", recorder.run_id)[0][0] == 0

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from tsuka_core.backends.tls import certificate_refused
 from tsuka_core.common import redact_url
 from tsuka_core.errors import RequestError
 from tsuka_core.textsafe import scrub
@@ -303,6 +304,8 @@ async def _exchange(client: httpx.AsyncClient, call: _Call) -> _Exchange:
         reason = f"timed out after {call.timeout:g} s" if call.timeout is not None else "timed out"
         raise _TransientError(RequestError(f"{call.label}: {reason}", retryable=True)) from exc
     except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+        if certificate_refused(exc):  # the same certificate would be refused again
+            raise RequestError(f"{call.label}: {_transport_reason(exc)}") from exc
         raise _TransientError(RequestError(f"{call.label}: {_transport_reason(exc)}", retryable=True)) from exc
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise RequestError(f"{call.label}: {_transport_reason(exc)}") from exc

@@ -15,6 +15,15 @@ __all__ = ["COMMANDS"]
 EFFORT_CHOICES = ("none", "low", "medium", "xhigh")
 
 
+def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """An option callback refusing ``nan`` and ``inf`` (they pass click's range checks)."""
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value!r} is not a finite number.", ctx, param)
+    return value
+
+
 def backend_options(func: Any) -> Any:
     """The options that pick and configure a backend, shared by run and models."""
     options = [
@@ -28,7 +37,12 @@ def backend_options(func: Any) -> Any:
             help="A GGUF file for the embedded backend.",
         ),
         click.option(
-            "--timeout", type=click.FloatRange(min=0.1), default=300.0, show_default=True, help="Seconds per request."
+            "--timeout",
+            type=click.FloatRange(min=0.1),
+            callback=finite,
+            default=300.0,
+            show_default=True,
+            help="Seconds per request.",
         ),
         click.option(
             "--retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries of a failed request."
@@ -208,7 +222,7 @@ def make_config(values: dict[str, Any]) -> Any:
     help="Run each test N times; a test scores the mean of its runs and the profile keeps the spread "
     "(bypasses --cache).",
 )
-@click.option("--temperature", type=float, help="Sampling temperature (sent only when given).")
+@click.option("--temperature", type=float, callback=finite, help="Sampling temperature (sent only when given).")
 @click.option("--seed", type=int, help="Sampling seed (sent only when given).")
 @click.option(
     "--max-tokens",

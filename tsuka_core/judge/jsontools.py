@@ -252,6 +252,8 @@ class JsonPath:
             except jmespath.exceptions.JMESPathError as exc:
                 reason = " ".join(str(exc).split()) or type(exc).__name__
                 raise ValueError(f"not a valid JMESPath expression: {reason}") from exc
+            except RecursionError:
+                raise ValueError("not a valid JMESPath expression: it is nested too deeply") from None
 
     def find(self, document: Any) -> Any:
         """The value at the path in ``document``, or :data:`MISSING`."""

@@ -43,6 +43,8 @@ class Pattern:
             compiled = regex.compile(source, bits)
         except regex.error as exc:
             raise ValueError(f"regex does not compile: {exc}") from exc
+        except RecursionError:
+            raise ValueError("regex does not compile: it is nested too deeply") from None
         return cls(source, flags, compiled, timeout)
 
     def search(self, text: str) -> bool:

@@ -72,7 +72,12 @@ class ResponseCache:
     def get(self, key: str) -> ChatResponse | None:
         """The answer stored under ``key``, or None."""
         row = self._conn().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        return response_from_json(json.loads(row[0])) if row is not None else None
+        if row is None:
+            return None
+        try:
+            return response_from_json(json.loads(row[0]))
+        except (ValueError, TypeError, RecursionError):  # a row changed by hand: ask the model again
+            return None
 
     def put(self, key: str, model: str, response: ChatResponse) -> None:
         """Store ``response`` under ``key`` (the last answer for a key wins)."""
