@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,7 +11,10 @@ from tsuka_core.judge.answer import ToolCall
 from tsuka_core.plausible import token_count
 from tsuka_core.textsafe import scrub
 
-__all__ = ["response_from_json", "response_to_json"]
+__all__ = ["MAX_ANSWER_BYTES", "bounded_response_json", "response_from_json", "response_to_json"]
+
+MAX_ANSWER_BYTES = 1024 * 1024
+"""The most the history stores of one answer; a larger one is cut, and marked ``cut``."""
 
 
 def response_to_json(response: ChatResponse) -> dict[str, Any]:
@@ -27,6 +31,53 @@ def response_to_json(response: ChatResponse) -> dict[str, Any]:
         "completionTokens": response.completion_tokens,
         "usageEstimated": response.usage_estimated,
         "duration": response.duration,
+    }
+
+
+def bounded_response_json(response: ChatResponse, limit: int = MAX_ANSWER_BYTES) -> tuple[str, bool]:
+    """:func:`response_to_json` as compact JSON of at most ``limit`` UTF-8 bytes, and whether it had to be cut.
+
+    A cut answer keeps the start of its text, content and reasoning, and of
+    each tool call's arguments (as a JSON string), and holds ``"cut": N``, the
+    size it had; it can be shown, not judged again.
+    """
+    data = response_to_json(response)
+    text = _compact(data)
+    size = len(text.encode("utf-8"))
+    if size <= limit:
+        return text, False
+    share = limit // 8
+    calls = data["toolCalls"][:64]
+    cut = {
+        **data,
+        "text": _clipped(data["text"], share),
+        "content": _clipped(data["content"], share),
+        "reasoning": _clipped(data["reasoning"], share),
+        "toolCalls": [_clipped_call(c, share // max(len(calls), 1)) for c in calls],
+        "cut": size,
+    }
+    return _compact(cut), True
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _clipped(text: str | None, limit: int) -> str | None:
+    """``text`` cut until its JSON form is at most ``limit`` bytes."""
+    while text is not None and len(_compact(text).encode("utf-8")) > limit:
+        text = text[: len(text) // 2]
+    return text
+
+
+def _clipped_call(call: dict[str, Any], limit: int) -> dict[str, Any]:
+    arguments = _compact(call["arguments"])
+    return {
+        "id": _clipped(call["id"], 256),
+        "name": _clipped(call["name"], 256),
+        "arguments": _clipped(arguments, limit) if len(arguments) > limit else call["arguments"],
+        "problem": "cut in the history",
+        "raw": {},
     }
 
 

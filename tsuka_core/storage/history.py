@@ -37,7 +37,7 @@ from typing import Any
 from tsuka_core.common import format_tested_at, redact_url
 from tsuka_core.engine.results import LevelResult, StepResult, TestResult
 from tsuka_core.errors import StoreError
-from tsuka_core.storage.answer_json import response_from_json, response_to_json
+from tsuka_core.storage.answer_json import bounded_response_json, response_from_json, response_to_json
 
 __all__ = [
     "HISTORY_ENV",
@@ -423,7 +423,7 @@ def _write_test(
 
 
 def _write_step(db: sqlite3.Connection, test_id: int | None, step: StepResult, cached: frozenset[int]) -> None:
-    response = dumps(response_to_json(step.response)) if step.response is not None else None
+    response = bounded_response_json(step.response)[0] if step.response is not None else None
     from_cache = step.response is not None and id(step.response) in cached
     cursor = db.execute(
         "INSERT INTO steps (test_id, idx, sent, messages, response, cached) VALUES (?, ?, ?, ?, ?, ?)",

@@ -51,6 +51,8 @@ class StoredStep:
     response: ChatResponse | None
     cached: bool
     checks: tuple[StoredCheck, ...]
+    cut: bool = False
+    """The answer was larger than the history keeps (``MAX_ANSWER_BYTES``): stored cut, not to be judged again."""
 
 
 @dataclass(frozen=True)
@@ -313,12 +315,13 @@ def _count(row: sqlite3.Row, column: str) -> int:
 
 def _step(db: sqlite3.Connection, row: sqlite3.Row) -> StoredStep:
     checks = db.execute("SELECT * FROM checks WHERE step_id = ? ORDER BY position", (row["id"],)).fetchall()
-    response = row["response"]
+    answer = _json(row, "response", dict) if row["response"] is not None else None
     return StoredStep(
         index=row["idx"],
         sent=bool(row["sent"]),
         messages=_json(row, "messages", list),
-        response=response_from_json(_json(row, "response", dict)) if response is not None else None,
+        response=response_from_json(answer) if answer is not None else None,
+        cut=answer is not None and "cut" in answer,
         cached=bool(row["cached"]),
         checks=tuple(StoredCheck(c["location"], c["type"], c["weight"], c["status"], c["detail"]) for c in checks),
     )
