@@ -19,13 +19,14 @@ from faultserver import Answerer, Fault, FaultPlan, FaultServer, measure, openai
 from loopback import Reply
 
 from tsuka_core import Registry
-from tsuka_core.backends import http
 from tsuka_core.backends.base import BackendConfig, ChatRequest
 from tsuka_core.backends.http import StatusError, request_json
 from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.cli.main import cli
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.suite.loading import load_suite
+
+pytestmark = pytest.mark.usefixtures("fast_retries")
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
 KEY = "sk-tsuka-test-9f3b7c1d2e4a6b8c0d1e2f3a"
@@ -65,11 +66,6 @@ def reflecting(with_password: bool = True) -> Answerer:
         return Reply.error(401, echo + (f"; auth {USER}:{PASSWORD}" if with_password else ""))
 
     return answer
-
-
-@pytest.fixture(autouse=True)
-def _fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
 
 
 @dataclass(frozen=True)
