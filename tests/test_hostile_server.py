@@ -189,3 +189,16 @@ def test_judging_one_answer_does_not_add_to_another_requests_duration(tmp_path: 
     quick = [json.loads(r["response"])["duration"] for r in responses if r["name"].startswith("quick")]
     assert len(quick) == 8
     assert max(quick) < 0.3 + 0.5 * DEFAULT_TIMEOUT, quick
+
+
+def test_an_answer_holding_a_lone_surrogate_by_another_way_is_recorded(tmp_path: Path) -> None:
+    """A backend plugin's own text may hold a lone surrogate that no decoder replaced: the history still takes it."""
+    from tsuka_core.backends.base import ChatResponse
+    from tsuka_core.storage.answer_json import bounded_response_json
+    from tsuka_core.storage.history import dumps
+
+    text, cut = bounded_response_json(ChatResponse(text="a\ud800b", tool_calls=()))
+    assert not cut
+    text.encode("utf-8")
+    assert json.loads(text)["text"] == "a\ufffdb"
+    assert dumps({"k\udc00": ["v\ud800"]}).encode("utf-8") == '{"k\ufffd":["v\ufffd"]}'.encode()

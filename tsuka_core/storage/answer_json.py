@@ -9,7 +9,7 @@ from typing import Any
 from tsuka_core.backends.base import ChatResponse
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.plausible import token_count
-from tsuka_core.textsafe import scrub
+from tsuka_core.textsafe import scrub, scrub_text
 
 __all__ = ["MAX_ANSWER_BYTES", "bounded_response_json", "response_from_json", "response_to_json"]
 
@@ -60,7 +60,7 @@ def bounded_response_json(response: ChatResponse, limit: int = MAX_ANSWER_BYTES)
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return scrub_text(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
 def _clipped(text: str | None, limit: int) -> str | None:

@@ -38,6 +38,7 @@ from tsuka_core.common import format_tested_at, redact_url
 from tsuka_core.engine.results import LevelResult, StepResult, TestResult
 from tsuka_core.errors import StoreError
 from tsuka_core.storage.answer_json import bounded_response_json, response_from_json, response_to_json
+from tsuka_core.textsafe import scrub_text
 
 __all__ = [
     "HISTORY_ENV",
@@ -166,8 +167,12 @@ def _now() -> str:
 
 
 def dumps(value: Any) -> str:
-    """Compact JSON as the history stores it (non-ASCII as is; what JSON cannot hold, as its text)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    """Compact JSON as the history stores it (non-ASCII as is; what JSON cannot hold, as its text).
+
+    A lone surrogate that reached it some other way than decoded JSON (a plugin's
+    own text) is written as U+FFFD: SQLite stores UTF-8, which cannot hold one.
+    """
+    return scrub_text(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
 def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
@@ -414,7 +419,7 @@ def _write_test(
             dumps([dict(t) for t in test.test.tools]),
             test.status,
             test.score,
-            test.error,
+            None if test.error is None else scrub_text(test.error),
             test.repeat,
         ),
     )
@@ -432,7 +437,7 @@ def _write_step(db: sqlite3.Connection, test_id: int | None, step: StepResult, c
     db.executemany(
         "INSERT INTO checks (step_id, position, location, type, weight, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [
-            (cursor.lastrowid, i, c.location, c.type, c.weight, c.outcome.status, c.outcome.detail)
+            (cursor.lastrowid, i, c.location, c.type, c.weight, c.outcome.status, scrub_text(c.outcome.detail))
             for i, c in enumerate(step.checks)
         ],
     )
