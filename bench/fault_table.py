@@ -15,7 +15,11 @@ Server faults come from the fault-injection server of the test suite
 
 Then the store and the process: writers killed with SIGKILL mid-write, eight
 writers at once, a corrupt store, a held lock, Ctrl-C during a run, and a
-server that echoes the API key back. A fault counts as survived when what
+server that echoes the API key back. Last, the rows of ``bench/_fault_rows.py``:
+answers holding lone surrogates, terminal control sequences or an absurd token
+count, 100 broken tool calls in one answer, a store that is a device, a FIFO or
+a link to a foreign file, SIGTERM and SIGHUP during a run, an unreachable
+server with CI files asked for, a full disk and a history changed by hand. A fault counts as survived when what
 followed is what the contract says; a profile counts as lost when a valid
 profile stored before the fault is gone or was replaced by anything but a new
 complete measurement.
@@ -46,6 +50,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _fault_rows import ROWS, lost_profiles  # noqa: E402
 from answerers import fooled, perfect, tool_shy, which_test  # noqa: E402
 from faultserver import (  # noqa: E402
     MALFORMED,
@@ -124,19 +129,6 @@ class Bench:
         data["profiles"]["bystander@none"] = {"model": "bystander", "tier": "small", "note": "must survive"}
         store.write_text(dumps_store(data), encoding="utf-8")
         return store, data
-
-
-def lost_profiles(before: dict[str, Any], store: Path, replaced_ok: Callable[[str, Any], bool]) -> int:
-    """Profiles of ``before`` now missing, or replaced by something ``replaced_ok`` refuses; all when unreadable."""
-    try:
-        after = json.loads(store.read_text(encoding="utf-8"))["profiles"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return len(before["profiles"])
-    return sum(
-        1
-        for key, profile in before["profiles"].items()
-        if key not in after or (after[key] != profile and not replaced_ok(key, after[key]))
-    )
 
 
 def digest(incoming: Incoming) -> str:
@@ -384,6 +376,10 @@ def echoed_key(bench: Bench) -> Row:
                f"key in {leaked} of {len(artefacts)} artefacts")  # fmt: skip
 
 
+def _row(run: Callable[..., tuple[str, str, int, int, int, str]], bench: Bench, args: tuple[Any, ...]) -> Row:
+    return Row(*run(bench, *args))
+
+
 # --- the table ------------------------------------------------------------------------------------------------------
 
 
@@ -423,6 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             lambda: ctrl_c(bench),
             lambda: echoed_key(bench),
         ]
+        steps += [partial(_row, run, bench, args) for _, run, args in ROWS]
         for step in steps:
             started = time.monotonic()
             row = step()

@@ -373,7 +373,7 @@ def test_api_key_is_sent_as_bearer_and_hidden_from_provider_and_errors() -> None
 
 def test_provider_is_the_base_url_without_credentials() -> None:
     base = "http://user:pw@mock.test/v1/?api_key=sk-1&v=2"
-    assert offline(base_url=base).provider == "http://mock.test/v1/?v=2"
+    assert offline(base_url=base).provider == "http://mock.test/v1/?api_key=***&v=***"
     assert offline(base_url="http://h.test/v1//").provider == "http://h.test/v1"
 
 
@@ -387,9 +387,9 @@ def test_no_key_sends_no_authorization() -> None:
     ("url", "shown"),
     [
         ("http://u:p@h.test:8/v1", "http://h.test:8/v1"),
-        ("https://h.test/v1?key=a&api_key=b&TOKEN=c&x=1", "https://h.test/v1?x=1"),
+        ("https://h.test/v1?key=a&api_key=b&TOKEN=c&x=1", "https://h.test/v1?key=***&api_key=***&TOKEN=***&x=***"),
         ("http://h.test/v1", "http://h.test/v1"),
-        ("http://[::1]:8/v1?token=t", "http://[::1]:8/v1"),
+        ("http://[::1]:8/v1?token=t", "http://[::1]:8/v1?token=***"),
     ],
 )
 def test_redact_url(url: str, shown: str) -> None:

@@ -12,15 +12,11 @@ from answerers import by_model, failing, perfect
 from history_helpers import history_of, invoke, rows, stored, without_tested_at
 from loopback import LoopbackServer
 
-from tsuka_core.backends import http
 from tsuka_core.backends.base import BackendConfig, ChatRequest
 from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.storage.cache import request_key
 
-
-@pytest.fixture(autouse=True)
-def _fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
+pytestmark = pytest.mark.usefixtures("fast_retries")
 
 
 def run(server: LoopbackServer, store: Path, *extra: str) -> dict[str, Any]:

@@ -20,8 +20,9 @@ from answerers import Answerer, by_model, failing, fooled, perfect, refusing_eff
 from click.testing import CliRunner, Result
 from loopback import LoopbackServer
 
-from tsuka_core.backends import http
 from tsuka_core.cli.main import cli
+
+pytestmark = pytest.mark.usefixtures("fast_retries")
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITE = ROOT / "benchmarks"
@@ -97,11 +98,6 @@ def tools_file(tmp_path: Path) -> Path:
     path = tmp_path / "tools.json"
     path.write_text(json.dumps(TOOLS), encoding="utf-8")
     return path
-
-
-@pytest.fixture(autouse=True)
-def _fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
 
 
 def change(suite: Path) -> None:

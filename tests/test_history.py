@@ -14,7 +14,6 @@ from answerers import by_model, perfect, tool_shy
 from history_helpers import history_of, invoke, rows
 from loopback import LoopbackServer, Reply
 
-from tsuka_core.backends import http
 from tsuka_core.errors import StoreError
 from tsuka_core.storage.history import (
     SCHEMA_VERSION,
@@ -26,6 +25,8 @@ from tsuka_core.storage.history import (
 )
 from tsuka_core.storage.history_query import list_runs, load_run
 
+pytestmark = pytest.mark.usefixtures("fast_retries")
+
 SECRET_KEY = "sk-test-do-not-store-4711"
 SECRET_PASSWORD = "pw-do-not-store-0815"
 
@@ -36,11 +37,6 @@ def thinking(body: dict[str, Any], n: int) -> Reply:
     if reply.content is None:
         return reply
     return Reply.text(f"<think>inner {n}</think>{reply.content}", reasoning=f"reasoning of request {n}")
-
-
-@pytest.fixture(autouse=True)
-def _fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +251,7 @@ def test_a_model_is_written_in_one_transaction(tmp_path: Path, monkeypatch: pyte
         real(*args)
 
     monkeypatch.setattr(history, "_write_level", failing_second)
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreError, match="disk I/O error"):  # one line for the user, the transaction rolled back
         recorder.record_levels(_as_results(levels))
 
     assert rows(db, "SELECT count(*) FROM levels WHERE run_id = ?", recorder.run_id)[0][0] == 0

@@ -17,11 +17,12 @@ from answerers import DEFAULT_TESTS, fooled, perfect, which_test
 from history_helpers import DEFAULT_SUITE, history_of, invoke, rows, stored
 from loopback import LoopbackServer, Reply
 
-from tsuka_core.backends import http
 from tsuka_core.errors import StoreError
 from tsuka_core.storage import history
 from tsuka_core.storage.history import SCHEMA_VERSION, connect
 from tsuka_core.storage.history_query import StoredLevel, StoredRun, list_runs, load_run
+
+pytestmark = pytest.mark.usefixtures("fast_retries")
 
 REPEATS = 3
 WRONG_SENTENCE = "No, thanks."
@@ -152,11 +153,6 @@ def every_second_fails(test: str) -> Answerer:
         return perfect(body, n)
 
     return answer
-
-
-@pytest.fixture(autouse=True)
-def _fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
 
 
 @pytest.fixture(scope="module")

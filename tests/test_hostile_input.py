@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 from loopback import Reply
 
 from tsuka_core import Answer, CheckType, Outcome, Registry, ToolCall, extract_json
-from tsuka_core.backends import http
 from tsuka_core.backends.http import JsonReply, request_json, server_message
 from tsuka_core.backends.openai import parse_completion
 from tsuka_core.cli.main import cli
@@ -220,11 +219,10 @@ def test_deeply_nested_tool_arguments_fail_their_checks_with_a_detail(registry: 
     assert outcome == Outcome("failed", "f: tool arguments are nested too deeply to read")
 
 
+@pytest.mark.usefixtures("fast_retries")
 def test_deep_nesting_in_a_live_answer_is_judged_and_in_the_body_is_a_request_error(
-    tmp_path: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, registry: Registry
 ) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     suite = load_suite(Path(__file__).resolve().parents[1] / "benchmarks", registry)
 
     def nested(body: dict[str, Any], n: int) -> Reply:

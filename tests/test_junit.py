@@ -14,15 +14,11 @@ from answerers import by_model, failing, fooled, perfect, tool_shy
 from history_helpers import DEFAULT_SUITE, invoke, stored
 from loopback import LoopbackServer, Reply
 
-from tsuka_core.backends import http
 from tsuka_core.suite.loading import load_suite
 
+pytestmark = pytest.mark.usefixtures("fast_retries")
+
 MODELS = {"good": perfect, "fooled": fooled, "down": failing(500, "the model crashed")}
-
-
-@pytest.fixture(autouse=True)
-def _fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
 
 
 @pytest.fixture(scope="module")

@@ -19,13 +19,14 @@ from faultserver import Answerer, Fault, FaultPlan, FaultServer, measure, openai
 from loopback import Reply
 
 from tsuka_core import Registry
-from tsuka_core.backends import http
 from tsuka_core.backends.base import BackendConfig, ChatRequest
 from tsuka_core.backends.http import StatusError, request_json
 from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.cli.main import cli
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.suite.loading import load_suite
+
+pytestmark = pytest.mark.usefixtures("fast_retries")
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
 KEY = "sk-tsuka-test-9f3b7c1d2e4a6b8c0d1e2f3a"
@@ -65,11 +66,6 @@ def reflecting(with_password: bool = True) -> Answerer:
         return Reply.error(401, echo + (f"; auth {USER}:{PASSWORD}" if with_password else ""))
 
     return answer
-
-
-@pytest.fixture(autouse=True)
-def _fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "BACKOFF_BASE", 0.001)
 
 
 @dataclass(frozen=True)
@@ -212,5 +208,5 @@ def test_an_unreachable_server_is_named_by_its_redacted_url() -> None:
 
     with pytest.raises(RequestError) as info:
         asyncio.run(send())
-    assert str(info.value).startswith("POST http://127.0.0.1:9/v1/chat/completions: cannot connect")
+    assert str(info.value).startswith("POST http://127.0.0.1:9/v1/chat/completions?api_key=***: cannot connect")
     assert leaks(str(info.value).encode()) == []

@@ -107,7 +107,7 @@ class _WordAt(CheckType[WordParams]):
             return Outcome.fail(f"no {self.label} word: the answer has no words")
         want = self.params.value
         same = word.casefold() == want.casefold() if "i" in self.params.flags else word == want
-        return Outcome.check(same, f"{self.label} word {word!r}, expected {want!r}")
+        return Outcome.check(same, f"{self.label} word {clip(word)}, expected {want!r}")
 
 
 class FirstWord(_WordAt):

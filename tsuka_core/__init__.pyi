@@ -13,6 +13,7 @@ from .backends.http import JsonReply as JsonReply
 from .backends.http import StatusError as StatusError
 from .backends.http import request_json as request_json
 from .common import redact_url as redact_url
+from .common import url_secrets as url_secrets
 
 # Errors the user must fix.
 from .errors import BackendError as BackendError

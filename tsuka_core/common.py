@@ -9,8 +9,6 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 __all__ = ["format_tested_at", "redact_url", "url_secrets"]
 
-_SECRET_PARAMS = frozenset({"key", "api_key", "apikey", "api-key", "token", "access_token"})
-
 
 def format_tested_at(moment: datetime) -> str:
     """ISO-8601 in UTC with milliseconds and ``Z`` (``2026-12-02T10:31:05.123Z``); naive times are local."""
@@ -19,31 +17,64 @@ def format_tested_at(moment: datetime) -> str:
 
 
 def redact_url(url: str) -> str:
-    """The URL without credentials: no ``user:password@``, no ``key``/``api_key``/``token`` query parameters."""
+    """The URL without credentials: no ``user:password@``, every query value ``***`` (names kept), no fragment.
+
+    A password is found even when it holds ``/``, ``?``, ``#`` or ``@`` unescaped
+    (everything before the last ``@`` that is followed by a host is taken as
+    credentials), so a URL typed that way is never shown whole.
+    """
+    scheme, rest = _split_scheme(url)
+    rest = _split_userinfo(rest)[1]
     try:
-        parts = urlsplit(url)
+        parts = urlsplit(f"{scheme}//{rest}" if scheme else rest)
     except ValueError:
-        return re.sub(r"//[^/@]*@", "//", url)
-    netloc = parts.netloc.rpartition("@")[2]
-    kept = [p for p in parts.query.split("&") if p and unquote(p.split("=")[0]).lower() not in _SECRET_PARAMS]
-    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(kept), parts.fragment))
+        return f"{scheme}//{_HOST_END.split(rest, maxsplit=1)[0]}" if scheme else "***"
+    query = "&".join(f"{p.partition('=')[0]}=***" if "=" in p else p for p in parts.query.split("&") if p)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
 
 
 def url_secrets(url: str) -> list[str]:
-    """What :func:`redact_url` hides in ``url``: the password, the Basic token made of it, secret query values.
+    """What :func:`redact_url` hides in ``url``: the password, the Basic token made of it, every query value.
 
     Each as written and percent-decoded, for masking them wherever a server echoes them back.
     """
-    try:
-        parts = urlsplit(url)
-        found = [parts.password or ""]
-    except ValueError:
-        return []
-    if parts.password is not None:
-        pair = f"{unquote(parts.username or '')}:{unquote(parts.password)}"
-        found.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
-    for pair in parts.query.split("&"):
-        name, _, value = pair.partition("=")
-        if unquote(name).lower() in _SECRET_PARAMS:
-            found.append(value)
+    userinfo, rest = _split_userinfo(_split_scheme(url)[1])
+    found: list[str] = []
+    if userinfo is not None:
+        user, colon, password = userinfo.partition(":")
+        found.append(password if colon else user)
+        if colon:
+            pair = f"{unquote(user)}:{unquote(password)}"
+            found.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
+    query = rest.partition("#")[0].partition("?")[2]
+    found.extend(pair.partition("=")[2] for pair in query.split("&"))
     return [s for secret in found if secret for s in dict.fromkeys((secret, unquote(secret)))]
+
+
+_HOST_END = re.compile(r"[/?#]")
+_PASSWORD_FIRST = re.compile(r"[^:/?#]*:(?!\d*/)")
+_HOST_AFTER_AT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.\-_~%]*)(:\d*)?([/?#]|$)")
+
+
+def _split_scheme(url: str) -> tuple[str, str]:
+    """``("https:", "user@host/...")``; ``("", url)`` when there is no ``scheme://``."""
+    scheme, sep, rest = url.partition("//")
+    if sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9+.\-]*:", scheme):
+        return scheme, rest
+    return "", url
+
+
+def _split_userinfo(rest: str) -> tuple[str | None, str]:
+    """``(userinfo, host and the rest)``: the userinfo ends at the last ``@`` that a host follows.
+
+    Text with ``/``, ``?`` or ``#`` before that ``@`` is userinfo only when it
+    starts ``user:password`` (not ``host:port/``): an ``@`` in a path or a query
+    of a URL without credentials is left where it is.
+    """
+    at = rest.rfind("@")
+    while at >= 0:
+        before = rest[:at]
+        if _HOST_AFTER_AT.match(rest, at + 1) and (not _HOST_END.search(before) or _PASSWORD_FIRST.match(before)):
+            return before, rest[at + 1 :]
+        at = rest.rfind("@", 0, at)
+    return None, rest

@@ -39,8 +39,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tsuka_core.backends.bounded import ACCEPT_ENCODING, read_bounded
+from tsuka_core.backends.tls import certificate_refused
 from tsuka_core.common import redact_url
 from tsuka_core.errors import RequestError
+from tsuka_core.textsafe import scrub
 
 if TYPE_CHECKING:  # httpx and asyncio load when a request is made: 'tsuka validate' never needs them
     import httpx
@@ -174,7 +176,7 @@ def server_message(raw: bytes, fallback: str = "") -> str:
     """
     text = raw.decode("utf-8-sig", errors="replace")
     try:
-        message = _json_message(json.loads(text))
+        message = _json_message(scrub(json.loads(text)))
     except (ValueError, RecursionError):
         message = None
     if message is None:
@@ -317,6 +319,8 @@ async def _exchange(client: httpx.AsyncClient, call: _Call) -> _Exchange:
         reason = f"timed out after {call.timeout:g} s" if call.timeout is not None else "timed out"
         raise _TransientError(RequestError(f"{call.label}: {reason}", retryable=True)) from exc
     except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+        if certificate_refused(exc):  # the same certificate would be refused again
+            raise RequestError(f"{call.label}: {_transport_reason(exc)}") from exc
         raise _TransientError(RequestError(f"{call.label}: {_transport_reason(exc)}", retryable=True)) from exc
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise RequestError(f"{call.label}: {_transport_reason(exc)}") from exc
@@ -382,7 +386,7 @@ def _decode(exchange: _Exchange, label: str) -> Any:
     if not text.strip():
         raise RequestError(f"{label}: the response body is empty, not JSON", status=exchange.status)
     try:
-        return json.loads(text)
+        return scrub(json.loads(text))
     except (ValueError, RecursionError):
         preview = _one_line(text, 60)
         raise RequestError(

@@ -21,7 +21,8 @@ from tsuka_core.backends.base import (
 from tsuka_core.backends.http import JsonReply, StatusError, request_json
 from tsuka_core.common import redact_url, url_secrets
 from tsuka_core.errors import BackendError, RequestError
-from tsuka_core.judge.answer import ToolCall, normalise_tool_call, strip_reasoning
+from tsuka_core.judge.answer import ToolCall, normalise_tool_calls, strip_reasoning
+from tsuka_core.plausible import token_count
 from tsuka_core.terms import Effort
 
 if TYPE_CHECKING:
@@ -167,7 +168,10 @@ class OpenAIBackend(Backend):
                     status=error.status,
                 ) from error
             raise
-        return parse_completion(reply, f"POST {self.provider}/chat/completions")
+        import asyncio
+
+        # Off the loop: repairing broken tool arguments may take a while, and no other request should wait on it.
+        return await asyncio.to_thread(parse_completion, reply, f"POST {self.provider}/chat/completions")
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body of a chat-completion request."""
@@ -242,11 +246,7 @@ def parse_completion(reply: JsonReply, label: str) -> ChatResponse:
     message = _first_message(reply.data, label)
     content = _content_text(message.get("content"))
     reasoning = next((v for k in _NOT_SENT_BACK if isinstance(v := message.get(k), str) and v), None)
-    raw_calls = message.get("tool_calls")
-    calls: list[ToolCall] = []
-    if isinstance(raw_calls, list):
-        found = (normalise_tool_call(raw, i) for i, raw in enumerate(raw_calls) if isinstance(raw, Mapping))
-        calls = [call for call in found if call is not None]
+    calls = normalise_tool_calls(message.get("tool_calls"))
     usage = reply.data.get("usage")
     usage = usage if isinstance(usage, Mapping) else {}
     completion = _count(usage.get("completion_tokens"))
@@ -302,7 +302,7 @@ def _call_text(call: ToolCall) -> str:
 
 
 def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return token_count(value)
 
 
 def _usable_url(url: str) -> bool:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tsuka_core.cli.safe_console import SafeConsole
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import CATEGORIES
 
@@ -24,7 +25,7 @@ TIER_STYLE = {"small": "red", "medium": "yellow", "large": "green"}
 def console(stderr: bool = False) -> Console:
     """A rich console on stdout (or stderr) that falls back to plain text off a terminal."""
     terminal = (sys.stderr if stderr else sys.stdout).isatty()
-    return Console(stderr=stderr, highlight=False, width=None if terminal else 160)
+    return SafeConsole(stderr=stderr, highlight=False, width=None if terminal else 160)
 
 
 def format_weight(weight: float) -> str:

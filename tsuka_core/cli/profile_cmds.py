@@ -106,10 +106,11 @@ def tier(model: str, effort: str | None, profiles: Path, suite: Path | None) -> 
 
 def _read_tools(path: Path) -> list[dict[str, Any]]:
     from tsuka_core.errors import UsageError
+    from tsuka_core.storage.files import read_regular_file
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = json.loads(read_regular_file(path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise UsageError(f"{path}: cannot read the tools: {exc}") from exc
     if isinstance(data, dict) and isinstance(data.get("tools"), list):
         data = data["tools"]

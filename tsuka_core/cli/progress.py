@@ -8,7 +8,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -19,6 +18,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.text import Text
+
+from tsuka_core.cli.safe_console import SafeConsole
 
 if TYPE_CHECKING:
     from tsuka_core.engine.results import TestResult
@@ -72,7 +73,7 @@ class RichProgress:
     """A bar per model@effort with tests done, elapsed time and ETA."""
 
     def __init__(self) -> None:
-        self.console = Console(stderr=True)
+        self.console = SafeConsole(stderr=True)
         self.progress = Progress(
             TextColumn("{task.description}", style="bold", markup=False),  # model and test names are not markup
             BarColumn(),

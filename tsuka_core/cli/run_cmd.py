@@ -7,9 +7,21 @@ from typing import Any
 
 import click
 
+from tsuka_core.cli.ci_files import ci_files_always
+from tsuka_core.cli.stopping import run_stoppable
+
 __all__ = ["COMMANDS"]
 
 EFFORT_CHOICES = ("none", "low", "medium", "xhigh")
+
+
+def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """An option callback refusing ``nan`` and ``inf`` (they pass click's range checks)."""
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value!r} is not a finite number.", ctx, param)
+    return value
 
 
 def backend_options(func: Any) -> Any:
@@ -30,7 +42,12 @@ def backend_options(func: Any) -> Any:
             help="A GGUF file for the embedded backend.",
         ),
         click.option(
-            "--timeout", type=click.FloatRange(min=0.1), default=300.0, show_default=True, help="Seconds per request."
+            "--timeout",
+            type=click.FloatRange(min=0.1),
+            callback=finite,
+            default=300.0,
+            show_default=True,
+            help="Seconds per request.",
         ),
         click.option(
             "--retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries of a failed request."
@@ -109,15 +126,11 @@ def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
 
     levels = [level for swept in report.sweeps for level in swept.levels]
     print_records(report, values, to_stderr=to_stderr)
-    if values.get("junit"):
-        from tsuka_core.report.junit import write_junit
-
-        write_junit(values["junit"], levels)
-    if values.get("json_file"):
+    if values.get("junit") or values.get("json_file"):
+        from tsuka_core.cli.ci_files import write_ci_files
         from tsuka_core.cli.report import report_json
-        from tsuka_core.storage.store import dumps_store
 
-        values["json_file"].write_text(dumps_store(report_json(report)), encoding="utf-8")
+        write_ci_files(values, levels, report_json(report))
     if not report.ok:
         raise SystemExit(1)
     minimum = values.get("min_tier")
@@ -130,6 +143,24 @@ def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
         click.echo(f"tsuka: below --min-tier: {line}", err=True)
     if below:
         raise SystemExit(3)
+
+
+def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int | None) -> None:
+    """Say what an interrupted run kept, write the CI files saying it was interrupted, and exit 130 (143, 129)."""
+    from tsuka_core.cli.stopping import exit_status, signal_name
+
+    kept = ", ".join(report.profiles)
+    said = f"kept {len(report.profiles)} complete level(s) in {profiles}: {kept}" if kept else "nothing was stored"
+    by = f" by {signal_name(signum)}" if signum is not None else ""
+    line = f"interrupted{by}; {said}; levels still running were not stored"
+    click.echo(f"tsuka: {line}", err=True)
+    if values.get("junit") or values.get("json_file"):
+        from tsuka_core.cli.ci_files import write_ci_files
+        from tsuka_core.cli.report import report_json
+
+        levels = [level for swept in report.sweeps for level in swept.levels]
+        write_ci_files(values, levels, {**report_json(report), "interrupted": True, "error": line}, line)
+    raise SystemExit(exit_status(signum))
 
 
 def make_config(values: dict[str, Any]) -> Any:
@@ -196,7 +227,7 @@ def make_config(values: dict[str, Any]) -> Any:
     help="Run each test N times; a test scores the mean of its runs and the profile keeps the spread "
     "(bypasses --cache).",
 )
-@click.option("--temperature", type=float, help="Sampling temperature (sent only when given).")
+@click.option("--temperature", type=float, callback=finite, help="Sampling temperature (sent only when given).")
 @click.option("--seed", type=int, help="Sampling seed (sent only when given).")
 @click.option(
     "--max-tokens",
@@ -207,6 +238,7 @@ def make_config(values: dict[str, Any]) -> Any:
     "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (the summary goes to stderr)."
 )
 @ci_options
+@ci_files_always
 def run(
     models: tuple[str, ...],
     efforts: tuple[str, ...],
@@ -235,7 +267,6 @@ def run(
     could not be (it is named, and an earlier profile for it is kept), 2 for
     bad input, 3 when --min-tier is given and a model is below it.
     """
-    import asyncio
 
     from tsuka_core.cli.progress import make_progress
     from tsuka_core.plugins.registry import load_registry
@@ -258,12 +289,9 @@ def run(
         **history_options(values, profiles),
     )
     with make_progress() as progress:
-        report = asyncio.run(run_benchmark(options, loaded, registry, progress))
+        report, signum = run_stoppable(run_benchmark(options, loaded, registry, progress))
     if report.interrupted:
-        kept = ", ".join(report.profiles)
-        said = f"kept {len(report.profiles)} complete level(s) in {profiles}: {kept}" if kept else "nothing was stored"
-        click.echo(f"tsuka: interrupted; {said}; levels still running were not stored", err=True)
-        raise SystemExit(130)
+        interrupted(report, profiles, values, signum)
     from tsuka_core.cli.report import print_report, report_json
 
     print_report(report, profiles, to_stderr=as_json)

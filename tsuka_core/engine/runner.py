@@ -97,6 +97,7 @@ async def run_test(
         if not response.tool_calls and response.text:
             messages.append({"role": "assistant", "content": response.text})
         answer = Answer(response.text, response.tool_calls, test.tools)
-        results.append(StepResult(index, True, _judge(step, answer), request.messages, response))
+        judged = await asyncio.to_thread(_judge, step, answer)  # off the loop: no other request waits on it
+        results.append(StepResult(index, True, judged, request.messages, response))
         previous = response
     return TestResult(test, "ok", _score(results), tuple(results), repeat=repeat)

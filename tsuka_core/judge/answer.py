@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tsuka_core.judge.jsontools import MISSING, json_type_name, repair_json
+from tsuka_core.judge.jsontools import MISSING, REPAIR_BUDGET, json_type_name, repair_json
+from tsuka_core.textsafe import scrub
 
-__all__ = ["Answer", "ToolCall", "normalise_tool_call", "parse_arguments", "strip_reasoning"]
+__all__ = [
+    "MAX_TOOL_CALLS",
+    "Answer",
+    "ToolCall",
+    "normalise_tool_call",
+    "normalise_tool_calls",
+    "parse_arguments",
+    "strip_reasoning",
+]
+
+MAX_TOOL_CALLS = 64
+"""Tool calls of one answer whose arguments are read; later ones keep their name, their arguments unread."""
 
 _THINK_OPEN = "<think>"
 _THINK_CLOSE = "</think>"
@@ -49,8 +62,8 @@ def _without_think_blocks(content: str) -> str:
     return "".join(kept)
 
 
-def parse_arguments(raw: object) -> tuple[Any, str | None]:
-    """Turn raw tool-call arguments into a JSON object, repairing a broken JSON string.
+def parse_arguments(raw: object, deadline: float | None = None) -> tuple[Any, str | None]:
+    """Turn raw tool-call arguments into a JSON object, repairing a broken JSON string (by ``deadline``, if given).
 
     Returns ``(arguments, problem)``: ``problem`` is ``None`` when the arguments
     are a JSON object, else a short reason (and ``arguments`` what could be read).
@@ -60,11 +73,11 @@ def parse_arguments(raw: object) -> tuple[Any, str | None]:
         if not raw.strip():
             return {}, None
         try:
-            value = json.loads(raw)
+            value = scrub(json.loads(raw))
         except RecursionError:
             return None, "tool arguments are nested too deeply to read"
         except ValueError:
-            value = repair_json(raw)  # bounded in time; MISSING when it cannot
+            value = repair_json(raw, deadline)  # bounded in time; MISSING when it cannot
             if value is MISSING or value == "" or value is None:
                 return None, "tool arguments are not JSON"
     if isinstance(value, dict):
@@ -91,8 +104,11 @@ class ToolCall:
     """The call as the server sent it, to send back unchanged in the next turn."""
 
 
-def normalise_tool_call(raw: Mapping[str, Any], index: int) -> ToolCall | None:
-    """Build a ToolCall from an OpenAI-style entry; ``None`` when it names no function."""
+def normalise_tool_call(raw: Mapping[str, Any], index: int, deadline: float | None = None) -> ToolCall | None:
+    """Build a ToolCall from an OpenAI-style entry; ``None`` when it names no function.
+
+    Arguments that are not JSON are repaired by ``deadline`` (``time.monotonic()``), if given.
+    """
     function = raw.get("function")
     if not isinstance(function, Mapping):
         return None
@@ -102,8 +118,24 @@ def normalise_tool_call(raw: Mapping[str, Any], index: int) -> ToolCall | None:
     call_id = raw.get("id")
     if not isinstance(call_id, str) or not call_id:
         call_id = f"call_{index}"
-    arguments, problem = parse_arguments(function.get("arguments"))
+    if index >= MAX_TOOL_CALLS:
+        unread = f"not judged: the answer holds more than {MAX_TOOL_CALLS} tool calls"
+        return ToolCall(id=call_id, name=name, arguments=None, arguments_problem=unread, raw=raw)
+    arguments, problem = parse_arguments(function.get("arguments"), deadline)
     return ToolCall(id=call_id, name=name, arguments=arguments, arguments_problem=problem, raw=raw)
+
+
+def normalise_tool_calls(raw_calls: object) -> list[ToolCall]:
+    """The ToolCalls of an OpenAI-style ``tool_calls`` list (entries naming no function left out).
+
+    All repairs of one answer's arguments share one :data:`~tsuka_core.judge.jsontools.REPAIR_BUDGET`;
+    the arguments of calls past :data:`MAX_TOOL_CALLS` are not read (their problem says so).
+    """
+    if not isinstance(raw_calls, list):
+        return []
+    deadline = time.monotonic() + REPAIR_BUDGET
+    found = (normalise_tool_call(raw, i, deadline) for i, raw in enumerate(raw_calls) if isinstance(raw, Mapping))
+    return [call for call in found if call is not None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,16 +13,20 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal
+
+from tsuka_core.textsafe import scrub
 
 if TYPE_CHECKING:
     from jmespath.parser import ParsedResult
 
 __all__ = [
     "MISSING",
+    "PATH_TIMEOUT",
     "ExtractedJson",
     "JsonPath",
     "extract_json",
@@ -43,6 +47,8 @@ MAX_CANDIDATES = 32
 """Most opening brackets tried as the start of embedded JSON."""
 REPAIR_BUDGET = 0.5
 """Seconds one json-repair call may take before it is abandoned (read at call time, so tests may change it)."""
+PATH_TIMEOUT = 1.0
+"""Seconds one JMESPath search may take before its check is ``errored``, as a regex search (read at call time)."""
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n(.*?)```", re.DOTALL)
 _PLAIN_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[-?\d+\]|\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -56,7 +62,7 @@ def _reject_constant(name: str) -> Any:
 def loads_strict(text: str) -> Any:
     """Parse standard JSON only: ``NaN`` and ``Infinity`` are refused; raises ValueError."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return scrub(json.loads(text, parse_constant=_reject_constant))
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
 
@@ -91,25 +97,22 @@ def _embedded(text: str) -> Any:
             start = pos + 1
             continue
         if isinstance(value, (dict, list)) and value:
-            return value
+            return scrub(value)
         start = pos + 1
     return MISSING
 
 
 class _OverBudget(BaseException):
-    """Raised inside json-repair when its time is up (a BaseException, so no ``except Exception`` there eats it)."""
+    """Raised inside a bounded call when its time is up (a BaseException, so no ``except Exception`` there eats it)."""
 
 
-def repair_json(text: str) -> Any:
-    """``json_repair.loads(text)`` within :data:`REPAIR_BUDGET` seconds; :data:`MISSING` when it fails or runs out.
+def _bounded(deadline: float, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``, raising :class:`_OverBudget` inside it once ``time.monotonic()`` passes ``deadline``.
 
-    The budget is enforced by a profile hook on this thread that checks the
-    clock every few hundred calls and raises inside the repair when it is past;
-    any profiler already set on the thread is put back afterwards.
+    The clock is checked by a profile hook on this thread every few hundred
+    Python calls (the bounded code is pure Python); any profiler already set on
+    the thread is put back afterwards.
     """
-    import json_repair  # loaded when an answer first needs repair, not by 'tsuka validate'
-
-    deadline = time.monotonic() + REPAIR_BUDGET
     calls = 0
 
     def guard(frame: FrameType, event: str, arg: Any) -> None:
@@ -121,13 +124,29 @@ def repair_json(text: str) -> Any:
     previous = sys.getprofile()
     sys.setprofile(guard)
     try:
-        return json_repair.loads(text)
+        return fn(*args)
+    finally:
+        sys.setprofile(previous)
+
+
+def repair_json(text: str, deadline: float | None = None) -> Any:
+    """``json_repair.loads(text)`` within :data:`REPAIR_BUDGET` seconds; :data:`MISSING` when it fails or runs out.
+
+    ``deadline`` (a ``time.monotonic()`` value) shortens the budget, so that
+    several repairs of one answer share one.
+    """
+    import json_repair  # loaded when an answer first needs repair, not by 'tsuka validate'
+
+    own = time.monotonic() + REPAIR_BUDGET
+    deadline = own if deadline is None else min(own, deadline)
+    if time.monotonic() >= deadline:
+        return MISSING
+    try:
+        return scrub(_bounded(deadline, json_repair.loads, text))
     except _OverBudget:
         return MISSING
     except Exception:  # json-repair on hostile input: a failure to repair is not a crash
         return MISSING
-    finally:
-        sys.setprofile(previous)
 
 
 def _repaired(text: str) -> Any:
@@ -244,6 +263,8 @@ class JsonPath:
             except jmespath.exceptions.JMESPathError as exc:
                 reason = " ".join(str(exc).split()) or type(exc).__name__
                 raise ValueError(f"not a valid JMESPath expression: {reason}") from exc
+            except RecursionError:
+                raise ValueError("not a valid JMESPath expression: it is nested too deeply") from None
 
     def find(self, document: Any) -> Any:
         """The value at the path in ``document``, or :data:`MISSING`."""
@@ -263,7 +284,11 @@ class JsonPath:
         from jmespath.exceptions import JMESPathError
 
         try:
-            found = self._parsed.search(document)
+            found = _bounded(time.monotonic() + PATH_TIMEOUT, self._parsed.search, document)
+        except _OverBudget:
+            from tsuka_core.judge.patterns import PathTimeout  # loads regex: only when a search runs out of time
+
+            raise PathTimeout(f"JMESPath search exceeded {PATH_TIMEOUT:g} s") from None
         except (JMESPathError, RecursionError, TypeError, ValueError):
             return MISSING
         return MISSING if found is None else found

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import regex
 
-__all__ = ["DEFAULT_TIMEOUT", "KNOWN_FLAGS", "Pattern", "PatternTimeout"]
+__all__ = ["DEFAULT_TIMEOUT", "KNOWN_FLAGS", "PathTimeout", "Pattern", "PatternTimeout"]
 
 DEFAULT_TIMEOUT = 1.0
 """Seconds one search may take before it is abandoned (a ReDoS guard)."""
@@ -19,6 +19,10 @@ _FLAG_BITS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "g
 
 class PatternTimeout(Exception):  # noqa: N818  (reads as the event it is)
     """A search ran past its time limit."""
+
+
+class PathTimeout(PatternTimeout):
+    """A JMESPath search ran past its time limit (``tsuka_core.judge.jsontools.PATH_TIMEOUT``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +47,8 @@ class Pattern:
             compiled = regex.compile(source, bits)
         except regex.error as exc:
             raise ValueError(f"regex does not compile: {exc}") from exc
+        except RecursionError:
+            raise ValueError("regex does not compile: it is nested too deeply") from None
         return cls(source, flags, compiled, timeout)
 
     def search(self, text: str) -> bool:

@@ -109,10 +109,16 @@ def _suite(parent: ET.Element, level: LevelResult) -> tuple[int, int, int, float
     return (*counts, seconds)
 
 
-def junit_xml(levels: Sequence[LevelResult]) -> bytes:
-    """The JUnit XML of ``levels``: one ``<testsuite>`` per model@effort, one ``<testcase>`` per test run."""
+def junit_xml(levels: Sequence[LevelResult], error: str | None = None) -> bytes:
+    """The JUnit XML of ``levels``: one ``<testsuite>`` per model@effort, one ``<testcase>`` per test run.
+
+    ``error`` says why the run ended before its end (interrupted, the server
+    unreachable, a damaged store): a ``tsuka`` suite with a ``run`` test case
+    holding that ``<error>`` comes first, so CI shows it.
+    """
     root = ET.Element("testsuites", {"name": "tsuka"})
-    totals = [_suite(root, level) for level in levels]
+    totals = [_run_error(root, error)] if error is not None else []
+    totals += [_suite(root, level) for level in levels]
     root.attrib.update(
         {
             "tests": str(sum(t[0] for t in totals)),
@@ -126,9 +132,17 @@ def junit_xml(levels: Sequence[LevelResult]) -> bytes:
     return text + b"\n"
 
 
-def write_junit(path: Path, levels: Sequence[LevelResult]) -> None:
-    """Write :func:`junit_xml` of ``levels`` to ``path``."""
-    Path(path).write_bytes(junit_xml(levels))
+def write_junit(path: Path, levels: Sequence[LevelResult], error: str | None = None) -> None:
+    """Write :func:`junit_xml` of ``levels`` (and the run's ``error``) to ``path``."""
+    Path(path).write_bytes(junit_xml(levels, error))
+
+
+def _run_error(parent: ET.Element, error: str) -> tuple[int, int, int, float]:
+    suite = ET.SubElement(parent, "testsuite", {"name": "tsuka", "tests": "1", "failures": "0", "errors": "1"})
+    suite.attrib.update({"skipped": "0", "time": "0.000"})
+    case = ET.SubElement(suite, "testcase", {"classname": "tsuka", "name": "run", "time": "0.000"})
+    ET.SubElement(case, "error", {"type": "RunError", "message": _xml_text(error)})
+    return (1, 0, 1, 0.0)
 
 
 def below_tier(

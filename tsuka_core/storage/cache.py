@@ -20,7 +20,8 @@ from typing import Any, ClassVar, cast
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse
 from tsuka_core.common import format_tested_at, redact_url
-from tsuka_core.storage.history import connect, dumps, response_from_json, response_to_json
+from tsuka_core.storage.answer_json import bounded_response_json
+from tsuka_core.storage.history import connect, response_from_json
 from tsuka_core.terms import Effort
 
 __all__ = [
@@ -72,14 +73,22 @@ class ResponseCache:
     def get(self, key: str) -> ChatResponse | None:
         """The answer stored under ``key``, or None."""
         row = self._conn().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        return response_from_json(json.loads(row[0])) if row is not None else None
+        if row is None:
+            return None
+        try:
+            return response_from_json(json.loads(row[0]))
+        except (ValueError, TypeError, RecursionError):  # a row changed by hand: ask the model again
+            return None
 
     def put(self, key: str, model: str, response: ChatResponse) -> None:
         """Store ``response`` under ``key`` (the last answer for a key wins)."""
         moment = format_tested_at(datetime.now(UTC))
+        text, cut = bounded_response_json(response)
+        if cut:  # an answer too large to keep whole is asked again, never replayed cut
+            return
         self._conn().execute(
             "INSERT OR REPLACE INTO responses (key, model, response, created_at) VALUES (?, ?, ?, ?)",
-            (key, model, dumps(response_to_json(response)), moment),
+            (key, model, text, moment),
         )
 
     def count(self) -> int:

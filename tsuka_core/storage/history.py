@@ -28,17 +28,17 @@ import os
 import re
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tsuka_core.backends.base import ChatResponse
 from tsuka_core.common import format_tested_at, redact_url
 from tsuka_core.engine.results import LevelResult, StepResult, TestResult
 from tsuka_core.errors import StoreError
-from tsuka_core.judge.answer import ToolCall
+from tsuka_core.storage.answer_json import bounded_response_json, response_from_json, response_to_json
+from tsuka_core.textsafe import scrub_text
 
 __all__ = [
     "HISTORY_ENV",
@@ -58,6 +58,9 @@ SCHEMA_VERSION = 2
 
 1: the first layout. 2: ``levels.repeats`` and ``tests.repeat`` (``--repeats``).
 """
+
+LOCK_TIMEOUT = 30.0
+"""Seconds a write waits for another process's transaction on the history (read when a file is opened)."""
 
 HISTORY_ENV = "TSUKA_HISTORY"
 """Environment variable naming the history file when ``--history-db`` is not given."""
@@ -164,8 +167,12 @@ def _now() -> str:
 
 
 def dumps(value: Any) -> str:
-    """Compact JSON as the history stores it (non-ASCII as is; what JSON cannot hold, as its text)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    """Compact JSON as the history stores it (non-ASCII as is; what JSON cannot hold, as its text).
+
+    A lone surrogate that reached it some other way than decoded JSON (a plugin's
+    own text) is written as U+FFFD: SQLite stores UTF-8, which cannot hold one.
+    """
+    return scrub_text(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
 def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
@@ -181,18 +188,26 @@ def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
     try:
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+            db = sqlite3.connect(path, timeout=LOCK_TIMEOUT, isolation_level=None)
         else:
             uri = f"{path.resolve().as_uri()}?mode=ro"
-            db = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
+            db = sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT, isolation_level=None)
         db.row_factory = sqlite3.Row
+        db.text_factory = _text
         db.execute("PRAGMA foreign_keys = ON")
         _migrate(db, path, create)
     except sqlite3.DatabaseError as exc:
+        if _locked(exc):
+            raise _unusable(path, exc) from None
         raise StoreError(f"{path} is not a usable tsuka history ({exc}); nothing was written") from None
     except OSError as exc:
         raise StoreError(f"cannot open the run history {path} ({exc.strerror or exc})") from None
     return db
+
+
+def _text(raw: bytes) -> str:
+    """A text column as read: a file edited by hand may hold bytes that are not UTF-8; they read as U+FFFD."""
+    return raw.decode("utf-8", errors="replace")
 
 
 def _migrate(db: sqlite3.Connection, path: Path, create: bool) -> None:
@@ -242,53 +257,40 @@ def _newer(path: Path, version: int) -> StoreError:
 
 @contextmanager
 def transaction(path: Path) -> Iterator[sqlite3.Connection]:
-    """A connection to the history inside one transaction: committed on success, rolled back on error."""
+    """A connection to the history inside one transaction: committed on success, rolled back on error.
+
+    A lock held past :data:`LOCK_TIMEOUT` or a write that fails (a full disk)
+    is a StoreError naming the file; the transaction is then rolled back.
+    """
     with closing(connect(path)) as db:
-        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise _unusable(path, exc) from None
         try:
             yield db
-        except BaseException:
-            db.execute("ROLLBACK")
+            db.execute("COMMIT")
+        except BaseException as exc:
+            with suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise _unusable(path, exc) from None
             raise
-        db.execute("COMMIT")
 
 
-# --- answers as JSON ------------------------------------------------------------------------------------------------
+def _locked(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "locked" in str(exc)
 
 
-def response_to_json(response: ChatResponse) -> dict[str, Any]:
-    """Everything of an answer needed to judge it again: text, content, reasoning apart, tool calls, usage, time."""
-    return {
-        "text": response.text,
-        "content": response.content,
-        "reasoning": response.reasoning,
-        "toolCalls": [
-            {"id": c.id, "name": c.name, "arguments": c.arguments, "problem": c.arguments_problem, "raw": dict(c.raw)}
-            for c in response.tool_calls
-        ],
-        "promptTokens": response.prompt_tokens,
-        "completionTokens": response.completion_tokens,
-        "usageEstimated": response.usage_estimated,
-        "duration": response.duration,
-    }
-
-
-def response_from_json(data: Mapping[str, Any]) -> ChatResponse:
-    """The answer :func:`response_to_json` wrote, equal to the original for every check."""
-    calls = tuple(
-        ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"], arguments_problem=c["problem"], raw=c["raw"])
-        for c in data.get("toolCalls", ())
-    )
-    return ChatResponse(
-        text=data["text"],
-        tool_calls=calls,
-        content=data.get("content"),
-        reasoning=data.get("reasoning"),
-        prompt_tokens=data.get("promptTokens"),
-        completion_tokens=int(data.get("completionTokens", 0)),
-        usage_estimated=bool(data.get("usageEstimated", False)),
-        duration=float(data.get("duration", 0.0)),
-    )
+def _unusable(path: Path, exc: sqlite3.Error) -> StoreError:
+    """The one-line error for a history that is locked too long or cannot be written."""
+    if _locked(exc):
+        return StoreError(
+            f"the run history {path} is locked by another process for more than {LOCK_TIMEOUT:g} s; "
+            "try again when it has finished, or pass --no-history"
+        )
+    return StoreError(f"cannot write the run history {path} ({exc}); what was written before is kept")
 
 
 # --- writing a run --------------------------------------------------------------------------------------------------
@@ -417,7 +419,7 @@ def _write_test(
             dumps([dict(t) for t in test.test.tools]),
             test.status,
             test.score,
-            test.error,
+            None if test.error is None else scrub_text(test.error),
             test.repeat,
         ),
     )
@@ -426,7 +428,7 @@ def _write_test(
 
 
 def _write_step(db: sqlite3.Connection, test_id: int | None, step: StepResult, cached: frozenset[int]) -> None:
-    response = dumps(response_to_json(step.response)) if step.response is not None else None
+    response = bounded_response_json(step.response)[0] if step.response is not None else None
     from_cache = step.response is not None and id(step.response) in cached
     cursor = db.execute(
         "INSERT INTO steps (test_id, idx, sent, messages, response, cached) VALUES (?, ?, ?, ?, ?, ?)",
@@ -435,7 +437,7 @@ def _write_step(db: sqlite3.Connection, test_id: int | None, step: StepResult, c
     db.executemany(
         "INSERT INTO checks (step_id, position, location, type, weight, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
         [
-            (cursor.lastrowid, i, c.location, c.type, c.weight, c.outcome.status, c.outcome.detail)
+            (cursor.lastrowid, i, c.location, c.type, c.weight, c.outcome.status, scrub_text(c.outcome.detail))
             for i, c in enumerate(step.checks)
         ],
     )

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Mapping, Sequence
-from contextlib import closing
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tsuka_core.backends.base import ChatResponse
 from tsuka_core.engine.results import RunScores, runs_by
-from tsuka_core.errors import UsageError
+from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.storage.history import connect, response_from_json
 from tsuka_core.terms import EFFORTS
+from tsuka_core.textsafe import loads as safe_loads
 
 __all__ = [
     "StoredCheck",
@@ -51,6 +51,8 @@ class StoredStep:
     response: ChatResponse | None
     cached: bool
     checks: tuple[StoredCheck, ...]
+    cut: bool = False
+    """The answer was larger than the history keeps (``MAX_ANSWER_BYTES``): stored cut, not to be judged again."""
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,7 @@ def _ordered(models: Sequence[str], levels: Sequence[StoredLevel]) -> tuple[Stor
 
 
 def _run(row: sqlite3.Row, levels: Sequence[StoredLevel] = ()) -> StoredRun:
-    models = json.loads(row["models"])
+    models = _json(row, "models", list)
     return StoredRun(
         id=row["id"],
         kind=row["kind"],
@@ -209,16 +211,34 @@ def _run(row: sqlite3.Row, levels: Sequence[StoredLevel] = ()) -> StoredRun:
         backend=row["backend"],
         provider=row["provider"],
         models=models,
-        efforts=json.loads(row["efforts"]),
-        options=json.loads(row["options"]),
+        efforts=_json(row, "efforts", list),
+        options=_json(row, "options", dict),
         source_run=row["source_run"],
         levels=_ordered(models, levels),
     )
 
 
+def _json(row: sqlite3.Row, column: str, kind: type) -> Any:
+    """The JSON in ``row[column]``, lone surrogates replaced; ValueError when it is not JSON of that ``kind``."""
+    value = safe_loads(row[column])
+    if not isinstance(value, kind):
+        raise ValueError(f"column {column!r} does not hold a JSON {'object' if kind is dict else 'array'}")
+    return value
+
+
+@contextmanager
+def _readable(path: Path) -> Iterator[None]:
+    """Turn what a history changed by hand makes reading fail with into one StoreError naming the file."""
+    try:
+        yield
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, sqlite3.Error) as exc:
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise StoreError(f"{path} is damaged ({type(exc).__name__}: {reason}); it was only read, not changed") from None
+
+
 def list_runs(path: Path, limit: int | None = None) -> list[tuple[StoredRun, list[StoredLevel]]]:
     """The recorded runs, newest first, each with its levels (without their tests)."""
-    with closing(connect(path, create=False)) as db:
+    with closing(connect(path, create=False)) as db, _readable(path):
         rows = db.execute("SELECT * FROM runs ORDER BY id DESC LIMIT ?", (-1 if limit is None else limit,)).fetchall()
         found = [_run(row, [_level(db, lv, deep=False) for lv in _level_rows(db, row["id"])]) for row in rows]
         return [(run, list(run.levels)) for run in found]
@@ -240,7 +260,7 @@ def run_id(path: Path, ref: str) -> int:
 def load_run(path: Path, ref: str | int) -> StoredRun:
     """Run ``ref`` (an id or ``last``) with every level, test, step and check."""
     number = ref if isinstance(ref, int) else run_id(path, ref)
-    with closing(connect(path, create=False)) as db:
+    with closing(connect(path, create=False)) as db, _readable(path):
         row = db.execute("SELECT * FROM runs WHERE id = ?", (number,)).fetchone()
         if row is None:
             raise UsageError(f"no run {number} in {path} ('tsuka runs' lists them)")
@@ -259,14 +279,14 @@ def _level(db: sqlite3.Connection, row: sqlite3.Row, *, deep: bool) -> StoredLev
         effort_applied=bool(row["effort_applied"]),
         complete=bool(row["complete"]),
         tier=row["tier"],
-        scores=json.loads(row["scores"]),
-        tokens_per_second=row["tokens_per_second"],
-        avg_completion_tokens=row["avg_completion_tokens"],
+        scores=_json(row, "scores", dict),
+        tokens_per_second=float(row["tokens_per_second"]),
+        avg_completion_tokens=int(row["avg_completion_tokens"]),
         usage_estimated=bool(row["usage_estimated"]),
         stored=bool(row["stored"]),
         recommended=bool(row["recommended"]),
-        extra=json.loads(row["extra"]),
-        notes=json.loads(row["notes"]),
+        extra=_json(row, "extra", dict),
+        notes=_json(row, "notes", list),
         tests=tuple(_test(db, t) for t in tests) if deep else (),
         repeats=_count(row, "repeats"),
     )
@@ -278,10 +298,10 @@ def _test(db: sqlite3.Connection, row: sqlite3.Row) -> StoredTest:
         name=row["name"],
         file=row["file"],
         category=row["category"],
-        weight=row["weight"],
-        tools=json.loads(row["tools"]),
+        weight=float(row["weight"]),
+        tools=_json(row, "tools", list),
         status=row["status"],
-        score=row["score"],
+        score=float(row["score"]),
         error=row["error"],
         steps=tuple(_step(db, s) for s in steps),
         repeat=_count(row, "repeat"),
@@ -295,12 +315,13 @@ def _count(row: sqlite3.Row, column: str) -> int:
 
 def _step(db: sqlite3.Connection, row: sqlite3.Row) -> StoredStep:
     checks = db.execute("SELECT * FROM checks WHERE step_id = ? ORDER BY position", (row["id"],)).fetchall()
-    response = row["response"]
+    answer = _json(row, "response", dict) if row["response"] is not None else None
     return StoredStep(
         index=row["idx"],
         sent=bool(row["sent"]),
-        messages=json.loads(row["messages"]),
-        response=response_from_json(json.loads(response)) if response is not None else None,
+        messages=_json(row, "messages", list),
+        response=response_from_json(answer) if answer is not None else None,
+        cut=answer is not None and "cut" in answer,
         cached=bool(row["cached"]),
         checks=tuple(StoredCheck(c["location"], c["type"], c["weight"], c["status"], c["detail"]) for c in checks),
     )

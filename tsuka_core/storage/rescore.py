@@ -86,6 +86,8 @@ class ReplayBackend(Backend):
         if index >= len(steps) or steps[index].index != index:
             raise NeedsLiveRun(f"{run} has no answer for request {index} of this test")
         recorded = steps[index]
+        if recorded.cut:
+            raise NeedsLiveRun(f"the answer to request {index} in {run} was too large to keep whole")
         if _canonical([dict(m) for m in request.messages]) != _canonical(list(recorded.messages)):
             raise NeedsLiveRun(
                 f"request {index} differs from the one in {run} (a prompt, tool result or system changed)"

@@ -23,6 +23,7 @@ from tsuka_core.engine.results import LevelResult
 from tsuka_core.errors import StoreError
 from tsuka_core.judge.jsontools import loads_strict
 from tsuka_core.judge.scoring import all_categories, tier_rank
+from tsuka_core.storage.files import check_store_link, read_regular_file
 from tsuka_core.terms import EFFORTS, TIERS, Effort
 
 __all__ = [
@@ -288,6 +289,7 @@ class ProfileStore:
             return
         with self._locked():
             raw = self._load() or {}
+            check_store_link(self.path, raw if self._target.exists() else None)
             _view(raw, self.path)
             raw.setdefault("profiles", {}).update(profiles)
             raw.setdefault("recommendations", {}).update(recommendations)
@@ -303,6 +305,7 @@ class ProfileStore:
         folder = self._target.parent
         if not folder.is_dir():
             raise StoreError(f"cannot write {self.path}: folder {folder} does not exist; create it first")
+        check_store_link(self.path, self._load())
         if self._target.exists() and not os.access(self._target, os.W_OK):
             raise StoreError(f"cannot write {self.path}: the file is read-only; nothing was written")
         probe = folder / f".{self._target.name}.{secrets.token_hex(6)}.probe"
@@ -315,7 +318,7 @@ class ProfileStore:
 
     def _load(self) -> dict[str, Any] | None:
         try:
-            data = self._target.read_bytes()
+            data = read_regular_file(self._target)
         except FileNotFoundError:
             return None
         except OSError as exc:

@@ -242,6 +242,14 @@ def test_without_counts_the_completion_tokens_are_estimated() -> None:
     assert (response.completion_tokens, response.usage_estimated, response.prompt_tokens) == (20, True, None)
 
 
+@pytest.mark.parametrize("count", [2**64, 10**400])
+def test_an_absurd_count_is_estimated(count: int) -> None:
+    reply = OllamaReply.text("x" * 70, eval_count=count, eval_duration=500_000_000)
+    with OllamaServer(lambda body, n: reply) as server:
+        response = complete(server, ChatRequest("m1", USER))
+    assert (response.completion_tokens, response.usage_estimated) == (20, True)
+
+
 def test_tool_calls_with_object_arguments_get_ids() -> None:
     reply = OllamaReply(tool_calls=(("get_weather", {"city": "Rome"}), ("get_weather", {"city": "Oslo"})))
     with OllamaServer(lambda body, n: reply) as server:
@@ -322,6 +330,16 @@ def test_the_same_refusal_without_effort_is_an_ordinary_request_error() -> None:
 )
 def test_only_a_400_about_think_is_a_rejection(status: int, message: str, rejected: bool) -> None:
     assert is_think_rejection(status, message) is rejected
+
+
+def test_credentials_a_server_echoes_back_are_masked() -> None:
+    password = "pa55-w0rd-x"
+    with OllamaServer(lambda body, n: OllamaReply.failure(400, f"bad login user:{password}")) as server:
+        url = server.base_url.replace("http://", f"http://user:{password}@")
+        with pytest.raises(RequestError) as caught:
+            with_backend(url, lambda backend: backend.complete(ChatRequest("m1", USER)))
+    assert password not in str(caught.value)
+    assert "bad login user:***" in str(caught.value)
 
 
 def test_a_missing_model_is_a_request_error_with_the_servers_words() -> None:

@@ -26,6 +26,7 @@ from tsuka_core import (
     redact_url,
     request_json,
     run_seed,
+    url_secrets,
 )
 
 __all__ = ["DEFAULT_HOST", "OPTIONS", "THINK", "OllamaBackend", "base_url_from", "is_think_rejection"]
@@ -116,6 +117,7 @@ class OllamaBackend(Backend):
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         super().__init__(config, client)
         self.base_url = base_url_from(config.base_url, os.environ.get("OLLAMA_HOST"))
+        self._secrets = url_secrets(self.base_url)
         self.options = _options(config)
         self._speed: dict[tuple[str, str], _Speed] = {}
 
@@ -213,6 +215,7 @@ class OllamaBackend(Backend):
                 headers={"Accept": "application/json"},
                 retries=self.config.retries,
                 timeout=self.config.timeout,
+                secrets=self._secrets,
             )
         except StatusError as error:
             if error.status == 404 and path == "/api/tags":

@@ -20,6 +20,8 @@ from tsuka_core import (
 __all__ = ["DecodeTiming", "ollama_messages", "ollama_tools", "parse_chat"]
 
 _TIER_KEY = "requiredTier"
+MAX_TOKENS = 10_000_000
+"""The largest token count taken as reported; a larger (absurd) one is treated as missing, so estimated."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,11 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _tokens(value: Any) -> int | None:
+    count = _count(value)
+    return count if count is not None and count <= MAX_TOKENS else None
+
+
 def _tool_calls(raw_calls: Any) -> tuple[ToolCall, ...]:
     """The answer's tool calls; arguments arrive as objects, ids are made up (``call_N``) when absent."""
     if not isinstance(raw_calls, list):
@@ -132,14 +139,14 @@ def parse_chat(data: Any, label: str, duration: float) -> tuple[ChatResponse, De
     content = _text(message.get("content"))
     thinking = message.get("thinking") if isinstance(message.get("thinking"), str) else None
     calls = _tool_calls(message.get("tool_calls"))
-    completion = _count(data.get("eval_count"))
+    completion = _tokens(data.get("eval_count"))
     tokens = completion if completion is not None else estimate_tokens(_generated_text(content, thinking, calls))
     response = ChatResponse(
         text=strip_reasoning(content),
         tool_calls=calls,
         content=content,
         reasoning=thinking or None,
-        prompt_tokens=_count(data.get("prompt_eval_count")),
+        prompt_tokens=_tokens(data.get("prompt_eval_count")),
         completion_tokens=tokens,
         usage_estimated=completion is None,
         duration=duration,
