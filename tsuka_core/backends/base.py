@@ -173,6 +173,9 @@ class Backend:
     name: ClassVar[str]
     env_vars: ClassVar[tuple[str, ...]] = ()
     applies_effort: ClassVar[bool] = True
+    lists_every_model: ClassVar[bool] = False
+    """True when :meth:`list_models` names every model the backend answers for, so that a name it does not
+    list is refused before any request (a server that answers any name with its one model is caught)."""
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         self.config = config

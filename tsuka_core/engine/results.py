@@ -159,6 +159,8 @@ class LevelResult:
     """Backend-specific facts to store with the profile (sampling of an in-process model, say)."""
     repeats: int = 1
     """How many times each test was run (``--repeats``)."""
+    measured: Mapping[str, Any] = field(default_factory=dict)
+    """This engine's own profile fields beyond the reference's (``speedSource``, ``server``...), in profile form."""
 
     @property
     def per_test(self) -> list[RepeatedTest]:

@@ -270,7 +270,21 @@ def response_to_json(response: ChatResponse) -> dict[str, Any]:
         "completionTokens": response.completion_tokens,
         "usageEstimated": response.usage_estimated,
         "duration": response.duration,
+        **{name: value for name, field in _MEASURED.items() if (value := getattr(response, field)) is not None},
     }
+
+
+_MEASURED = {
+    "generationMs": "generation_ms",
+    "generatedTokens": "generated_tokens",
+    "promptMs": "prompt_ms",
+    "promptProcessed": "prompt_processed",
+    "firstTokenMs": "first_token_ms",
+    "speedSource": "speed_source",
+    "reasoningTokens": "reasoning_tokens",
+    "finishReason": "finish_reason",
+}
+"""An answer's timings and counts as the server reported them: JSON name, ChatResponse field."""
 
 
 def response_from_json(data: Mapping[str, Any]) -> ChatResponse:
@@ -288,6 +302,7 @@ def response_from_json(data: Mapping[str, Any]) -> ChatResponse:
         completion_tokens=int(data.get("completionTokens", 0)),
         usage_estimated=bool(data.get("usageEstimated", False)),
         duration=float(data.get("duration", 0.0)),
+        **{field: data[name] for name, field in _MEASURED.items() if data.get(name) is not None},
     )
 
 

@@ -123,6 +123,7 @@ def _engine_fields(level: LevelResult) -> dict[str, Any]:
         fields["repeats"] = level.repeats
     if level.usage_estimated:
         fields["usageEstimated"] = True
+    fields.update(level.measured)
     return fields
 
 

@@ -1,0 +1,30 @@
+"""The profile fields this engine measures beyond the reference's: speed sources, server facts, answer kinds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tsuka_core.backends.base import ServerFacts
+from tsuka_core.engine.metrics import avg_reasoning_tokens, level_speed
+from tsuka_core.engine.results import TestResult
+
+__all__ = ["measured_fields"]
+
+
+def measured_fields(tests: Sequence[TestResult], facts: ServerFacts | None) -> dict[str, Any]:
+    """``speedSource`` and what else is known of a level's answers and its server, as profile fields."""
+    speed = level_speed(tests)
+    fields: dict[str, Any] = {"speedSource": speed.source}
+    optional = {
+        "promptTokensPerSecond": speed.prompt_tokens_per_second,
+        "timeToFirstTokenMs": speed.time_to_first_token_ms,
+        "avgReasoningTokens": avg_reasoning_tokens(tests),
+    }
+    fields.update({name: value for name, value in optional.items() if value is not None})
+    server = facts.as_profile() if facts is not None else {}
+    if server:
+        fields["server"] = server
+    if facts is not None and facts.supports_tools is False:
+        fields["toolCallingServerSupport"] = False
+    return fields
