@@ -14,24 +14,37 @@ Usage::
   waits for a slot is not timed while it waits, as on the real server.
 - ``GET /props`` answers as llama.cpp does (``total_slots``, ``build_info``,
   ``model_path``, ``chat_template_caps``); ``GET /v1/models`` lists ``models``.
-- ``timings=False`` leaves ``timings`` out (a server that does not report them).
+- ``timings=False`` leaves ``timings`` out (a server that does not report them);
+  ``cut(body)`` True makes that answer end with ``finish_reason: length``.
 - ``chats`` counts the chat requests received; every answer has ``Server: llama.cpp``.
+
+:func:`measure` runs the suite against such a server at one level and returns the stored profiles.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from loopback import Reply
 
-__all__ = ["LlamaCppImitation"]
+from tsuka_core.backends.base import BackendConfig
+from tsuka_core.engine import results
+from tsuka_core.plugins.registry import Registry
+from tsuka_core.session import RunOptions, RunReport, run_benchmark
+from tsuka_core.suite.model import Suite
+from tsuka_core.terms import Effort
+
+__all__ = ["LlamaCppImitation", "Notes", "measure"]
 
 Answerer = Callable[[dict[str, Any], int], Reply]
 
@@ -52,11 +65,12 @@ class LlamaCppImitation:
         timings: bool = True,
         caps: Mapping[str, bool] | None = None,
         reasoning_tokens: int | None = None,
+        cut: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
         self.answerer, self.rate, self.prompt_rate = answerer, rate, prompt_rate
         self.tokens, self.prompt_tokens, self.models = tokens, prompt_tokens, list(models)
         self.timings, self.slots = timings, slots
-        self.reasoning_tokens = reasoning_tokens
+        self.reasoning_tokens, self.cut = reasoning_tokens, cut
         self.caps = {"supports_tools": True, "supports_parallel_tool_calls": False, **(caps or {})}
         self.chats = 0
         self.paths: list[str] = []
@@ -102,6 +116,8 @@ class LlamaCppImitation:
         if self.reasoning_tokens is not None:
             usage["completion_tokens_details"] = {"reasoning_tokens": self.reasoning_tokens}
         data["usage"] = usage
+        if self.cut is not None and self.cut(body):
+            data["choices"][0]["finish_reason"] = "length"
         if self.timings:
             data["timings"] = {
                 "cache_n": 0,
@@ -167,3 +183,38 @@ def _handler_for(server: LlamaCppImitation) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(payload)
 
     return Handler
+
+
+@dataclass
+class Notes:
+    """A sweep observer that keeps the notes."""
+
+    notes: list[str] = field(default_factory=list)
+
+    def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
+        """Nothing to keep."""
+
+    def test_done(self, model: str, effort: Effort, result: results.TestResult) -> None:
+        """Nothing to keep."""
+
+    def note(self, message: str) -> None:
+        """Keep the note."""
+        self.notes.append(message)
+
+
+def measure(
+    server: LlamaCppImitation,
+    store: Path,
+    suite: Suite,
+    registry: Registry,
+    concurrency: int | None,
+    models: tuple[str, ...] = ("smollm2",),
+) -> tuple[RunReport, Notes, dict[str, Any]]:
+    """One run at ``none`` against ``server``: the report, the notes, and the stored profiles."""
+    config = BackendConfig(base_url=server.base_url, timeout=30.0, retries=0)
+    options = RunOptions(
+        models=models, backend="openai", config=config, efforts=("none",), store_path=store, concurrency=concurrency
+    )
+    notes = Notes()
+    report = asyncio.run(asyncio.wait_for(run_benchmark(options, suite, registry, notes), 120))
+    return report, notes, json.loads(store.read_text())["profiles"] if store.exists() else {}

@@ -2,60 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 from answerers import perfect
-from imitations import LlamaCppImitation
+from imitations import LlamaCppImitation, measure
 
-from tsuka_core.backends.base import BackendConfig
-from tsuka_core.engine import results
 from tsuka_core.plugins.registry import Registry
-from tsuka_core.session import RunOptions, RunReport, run_benchmark
 from tsuka_core.suite.model import Suite
-from tsuka_core.terms import Effort
 
 RATE = 200.0
 """The imitation's true generation rate, tokens per second."""
-
-
-@dataclass
-class Notes:
-    """A sweep observer that keeps the notes."""
-
-    notes: list[str] = field(default_factory=list)
-
-    def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
-        """Nothing to keep."""
-
-    def test_done(self, model: str, effort: Effort, result: results.TestResult) -> None:
-        """Nothing to keep."""
-
-    def note(self, message: str) -> None:
-        """Keep the note."""
-        self.notes.append(message)
-
-
-def measure(
-    server: LlamaCppImitation,
-    store: Path,
-    suite: Suite,
-    registry: Registry,
-    concurrency: int | None,
-    models: tuple[str, ...] = ("smollm2",),
-) -> tuple[RunReport, Notes, dict[str, Any]]:
-    """One run at ``none`` against ``server``: the report, the notes, and the stored profiles."""
-    config = BackendConfig(base_url=server.base_url, timeout=30.0, retries=0)
-    options = RunOptions(
-        models=models, backend="openai", config=config, efforts=("none",), store_path=store, concurrency=concurrency
-    )
-    notes = Notes()
-    report = asyncio.run(asyncio.wait_for(run_benchmark(options, suite, registry, notes), 120))
-    return report, notes, json.loads(store.read_text())["profiles"] if store.exists() else {}
 
 
 @pytest.mark.parametrize("jobs", [1, 4])

@@ -49,6 +49,8 @@ class StepResult:
     messages: Sequence[Mapping[str, Any]] = ()
     """The conversation as sent for this step."""
     response: ChatResponse | None = None
+    fault: str | None = None
+    """The plain kind of a failed answer (``in_text``, ``cut``...; see ``engine.faults``), or None."""
 
 
 @dataclass(frozen=True)
