@@ -277,6 +277,8 @@ async def _recorded(
 
 
 def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport) -> None:
+    if swept.stopped:
+        report.failed.append(swept.stopped)
     complete = [level for level in swept.levels if level.complete]
     for level in swept.levels:
         if not level.complete:

@@ -10,6 +10,7 @@ from typing import Any
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortRejected
 from tsuka_core.engine.faults import answer_fault
+from tsuka_core.engine.gate import refuses_model
 from tsuka_core.engine.results import CheckResult, StepResult, TestResult
 from tsuka_core.errors import RequestError
 from tsuka_core.judge.answer import Answer, ToolCall
@@ -88,7 +89,8 @@ async def run_test(
 
     A request that fails for good ends the test with status ``error`` (its
     cause kept); :class:`EffortRejected` propagates so the sweep can measure the
-    model without efforts.
+    model without efforts, and :class:`~tsuka_core.engine.gate.ModelRefused`
+    (a 401, 403 or 404) so that it stops the model.
     """
     messages: list[Mapping[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []
     results: list[StepResult] = []
@@ -111,6 +113,9 @@ async def run_test(
         except EffortRejected:
             raise
         except RequestError as exc:
+            refused = refuses_model(exc)
+            if refused is not None:
+                raise refused from exc
             said = "server error on a tools request: " if request.tools and (exc.status or 0) >= 500 else ""
             return _errored(test, results, index, request, f"{said}{exc}")
         except Exception as exc:  # a backend plugin's bug ends this test as an error, not the run

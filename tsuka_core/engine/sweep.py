@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from tsuka_core.backends.base import Backend, EffortRejected, ServerFacts
+from tsuka_core.engine.gate import FirstAlone, ModelRefused
 from tsuka_core.engine.measured import measured_fields
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
 from tsuka_core.engine.results import LevelResult, TestResult, group_runs
@@ -39,6 +40,8 @@ class ModelSweep:
     model: str
     levels: list[LevelResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    stopped: str | None = None
+    """Why the model was not measured at all (the server refused it outright), on one line."""
 
 
 def level_result(
@@ -103,13 +106,15 @@ class _Sweeper:
         self.backend, self.suite, self.limiter = backend, suite, limiter
         self.observer, self.on_model, self.repeats = observer, on_model, repeats
         self.facts = facts
+        self.gates: dict[str, FirstAlone] = {}
 
     async def level(self, model: str, effort: Effort | None) -> LevelResult:
         label: Effort = effort or "none"
         self.observer.level_started(model, label, effort is not None, len(self.suite.tests) * self.repeats)
 
         async def one(test: Test, repeat: int) -> TestResult:
-            result = await run_test(self.backend, test, model, effort, self.limiter, repeat)
+            gate = self.gates.setdefault(model, FirstAlone(self.limiter))
+            result = await run_test(self.backend, test, model, effort, gate, repeat)
             self.observer.test_done(model, label, result)
             return result
 
@@ -131,6 +136,15 @@ class _Sweeper:
 
     async def model(self, model: str, efforts: Sequence[Effort]) -> ModelSweep:
         swept = ModelSweep(model)
+        try:
+            await self._sweep(swept, efforts)
+        except* ModelRefused as group:
+            swept.stopped = f"{model}: stopped after the first answer, no further request sent: {group.exceptions[0]}"
+            await self._keep(swept, [])
+        return swept
+
+    async def _sweep(self, swept: ModelSweep, efforts: Sequence[Effort]) -> ModelSweep:
+        model = swept.model
         tools_note = tool_support_note(model, self.facts.get(model))
         if tools_note and any(test.tools for test in self.suite.tests):
             swept.notes.append(tools_note)
