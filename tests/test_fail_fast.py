@@ -53,3 +53,20 @@ def test_an_error_that_may_not_repeat_lets_the_other_requests_go(tmp_path: Path)
     assert result.exit_code == 1
     assert len(server.bodies) > 7  # every test was sent; one errored
     assert "alpha@none not stored" in result.output + result.stderr
+
+
+def test_a_level_with_no_measured_test_shows_no_tier(tmp_path: Path) -> None:
+    """A server that is down: every test errors; neither the run nor ``tsuka runs`` calls the level small."""
+    with LoopbackServer(perfect) as server:
+        gone = server.base_url  # nothing listens there once the server has stopped
+    store = tmp_path / "p.json"
+    result = invoke("run", "mymodel", "--base-url", gone, "--profiles", store, "-e", "none", "--retries", "0")
+
+    assert result.exit_code == 1
+    said = result.output + result.stderr
+    assert "mymodel@none  tier unmeasured" in said
+    assert "no test was measured" in said
+    assert "small" not in said
+    runs = invoke("runs", "--history-db", tmp_path / ".tsuka" / "history.sqlite")
+    assert "mymodel@none unmeasured" in runs.output, runs.output
+    assert "small" not in runs.output

@@ -13,6 +13,7 @@ from tsuka_core.suite.model import Test
 from tsuka_core.terms import Category, Effort, Tier
 
 __all__ = [
+    "UNMEASURED",
     "CheckResult",
     "LevelResult",
     "RepeatedTest",
@@ -26,6 +27,9 @@ __all__ = [
 ]
 
 TestStatus = Literal["ok", "error"]
+
+UNMEASURED = "unmeasured"
+"""What stands in for the tier of a level where no test was measured."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +172,16 @@ class LevelResult:
     def per_test(self) -> list[RepeatedTest]:
         """Each test once, with all its runs, its mean score and its spread."""
         return group_runs(self.tests)
+
+    @property
+    def measured_any(self) -> bool:
+        """True when at least one test was measured; a level without any has no tier to show."""
+        return any(t.status == "ok" for t in self.tests)
+
+    @property
+    def shown_tier(self) -> str:
+        """The tier, or ``unmeasured`` when no test was measured (a server that was down, say)."""
+        return self.tier if self.measured_any else UNMEASURED
 
     @property
     def complete(self) -> bool:

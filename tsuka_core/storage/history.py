@@ -36,7 +36,7 @@ from typing import Any
 
 from tsuka_core.backends.base import ChatResponse
 from tsuka_core.common import format_tested_at, redact_url
-from tsuka_core.engine.results import LevelResult, StepResult, TestResult
+from tsuka_core.engine.results import UNMEASURED, LevelResult, StepResult, TestResult
 from tsuka_core.errors import StoreError
 from tsuka_core.judge.answer import ToolCall
 
@@ -399,7 +399,7 @@ def _write_level(
             level.effort,
             level.effort_applied,
             level.complete,
-            level.tier,
+            level.tier if level.complete or any(t.status == "ok" for t in level.tests) else UNMEASURED,
             dumps(dict(level.scores)),
             level.tokens_per_second,
             level.avg_completion_tokens,
