@@ -159,6 +159,8 @@ class LevelResult:
     avg_completion_tokens: int
     usage_estimated: bool = False
     suite_hash: str = ""
+    suite_path: str = ""
+    """The folder of the suite measured with, as loaded."""
     provider: str = ""
     backend: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)

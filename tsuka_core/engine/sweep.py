@@ -74,6 +74,7 @@ def level_result(
         avg_completion_tokens=avg_completion_tokens(tests),
         usage_estimated=any(t.usage_estimated for t in tests),
         suite_hash=suite.hash,
+        suite_path=str(suite.path),
         provider=backend.provider,
         backend=backend.name,
         extra=extra,
