@@ -209,11 +209,12 @@ def measure(
     registry: Registry,
     concurrency: int | None,
     models: tuple[str, ...] = ("smollm2",),
+    efforts: tuple[Effort, ...] = ("none",),
 ) -> tuple[RunReport, Notes, dict[str, Any]]:
-    """One run at ``none`` against ``server``: the report, the notes, and the stored profiles."""
+    """One run against ``server`` (at ``none`` unless ``efforts`` says otherwise): report, notes, stored profiles."""
     config = BackendConfig(base_url=server.base_url, timeout=30.0, retries=0)
     options = RunOptions(
-        models=models, backend="openai", config=config, efforts=("none",), store_path=store, concurrency=concurrency
+        models=models, backend="openai", config=config, efforts=efforts, store_path=store, concurrency=concurrency
     )
     notes = Notes()
     report = asyncio.run(asyncio.wait_for(run_benchmark(options, suite, registry, notes), 120))

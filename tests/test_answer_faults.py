@@ -75,6 +75,11 @@ def call(name: str, arguments: Any, problem: str | None = None) -> ToolCall:
             "thinking_only",
             "all 64 tokens were spent thinking",
         ),
+        (
+            ChatResponse(text="", content="<think>hmm, and then", finish_reason="length", completion_tokens=32),
+            "thinking_only",
+            "all 32 tokens were spent thinking",
+        ),
     ],
 )
 def test_each_kind_is_named(response: ChatResponse, kind: str, said: str) -> None:

@@ -100,3 +100,20 @@ def test_a_template_without_tools_is_said_before_the_tool_tests(
 
     assert any("does not support tools" in n for n in notes.notes), notes.notes
     assert profiles["smollm2@none"]["toolCallingServerSupport"] is False
+
+
+def test_a_server_that_ignores_the_effort_is_noted_and_marked(tmp_path: Path, suite: Suite, registry: Registry) -> None:
+    from answerers import by_effort, fooled
+
+    store = tmp_path / "p.json"
+    efforts_read = {"supports_reasoning_effort": True}  # the template says it reads the effort
+    with LlamaCppImitation(perfect, rate=5000.0, tokens=10, caps=efforts_read) as server:
+        _, notes, profiles = measure(server, store, suite, registry, 4, efforts=("none", "low"))
+    assert any("appears to ignore the effort setting" in n for n in notes.notes), notes.notes
+    assert {p["effortEffective"] for p in profiles.values()} == {False}
+
+    differs = by_effort({"none": fooled, "low": perfect})
+    with LlamaCppImitation(differs, rate=5000.0, tokens=10, caps=efforts_read) as server:
+        _, notes, profiles = measure(server, tmp_path / "q.json", suite, registry, 4, efforts=("none", "low"))
+    assert not any("ignore the effort" in n for n in notes.notes)
+    assert {p["effortEffective"] for p in profiles.values()} == {True}

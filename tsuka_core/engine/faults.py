@@ -34,7 +34,8 @@ def answer_fault(
     ``tools`` are the tools offered; ``expected`` the tool a ``tool_called`` check wanted, if any.
     """
     if response.cut_at_limit:
-        if not response.text and not response.tool_calls and response.reasoning:
+        thought = response.reasoning or "<think>" in (response.content or "")
+        if not response.text and not response.tool_calls and thought:
             return "thinking_only", f"all {response.completion_tokens} tokens were spent thinking; no answer"
         return "cut", f"answer cut at the token limit (finish_reason: length, {response.completion_tokens} tokens)"
     if not tools:

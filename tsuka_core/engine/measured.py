@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -9,9 +10,9 @@ from typing import Any
 from tsuka_core.backends.base import ServerFacts
 from tsuka_core.engine.faults import FAULT_FIELDS
 from tsuka_core.engine.metrics import avg_reasoning_tokens, level_speed
-from tsuka_core.engine.results import TestResult
+from tsuka_core.engine.results import LevelResult, TestResult
 
-__all__ = ["measured_fields"]
+__all__ = ["effort_effective", "measured_fields"]
 
 
 def measured_fields(tests: Sequence[TestResult], facts: ServerFacts | None) -> dict[str, Any]:
@@ -35,3 +36,33 @@ def measured_fields(tests: Sequence[TestResult], facts: ServerFacts | None) -> d
     if facts is not None and facts.supports_tools is False:
         fields["toolCallingServerSupport"] = False
     return fields
+
+
+def effort_effective(levels: Sequence[LevelResult]) -> bool | None:
+    """False when every level with the effort applied gave the same answers with the same token counts.
+
+    None when fewer than two complete levels had the effort applied, so there is nothing to compare.
+    """
+    compared = [level for level in levels if level.effort_applied and level.complete]
+    if len(compared) < 2:
+        return None
+    first = _answers(compared[0])
+    return any(_answers(level) != first for level in compared[1:])
+
+
+def _answers(level: LevelResult) -> list[tuple[Any, ...]]:
+    """Each request's answer (content, reasoning, calls, completion tokens), test by test, run by run."""
+    return [
+        (
+            t.test.name,
+            t.repeat,
+            s.index,
+            s.response.content,
+            s.response.reasoning,
+            tuple((c.name, json.dumps(c.arguments, sort_keys=True, default=str)) for c in s.response.tool_calls),
+            s.response.completion_tokens,
+        )
+        for t in level.tests
+        for s in t.steps
+        if s.response is not None
+    ]

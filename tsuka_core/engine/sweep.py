@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from tsuka_core.backends.base import Backend, EffortRejected, ServerFacts
 from tsuka_core.engine.gate import FirstAlone, ModelRefused
-from tsuka_core.engine.measured import measured_fields
+from tsuka_core.engine.measured import effort_effective, measured_fields
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
 from tsuka_core.engine.results import LevelResult, TestResult, group_runs
 from tsuka_core.engine.runner import run_test
@@ -166,8 +166,22 @@ class _Sweeper:
                 f"{model}: the server refused the effort parameter ({rejected[0]}); measured once without it, as none"
             )
             return await self._once(swept, note)
-        await self._keep(swept, levels)
+        await self._keep(swept, self._effort_effect(swept, levels))
         return swept
+
+    def _effort_effect(self, swept: ModelSweep, levels: list[LevelResult]) -> list[LevelResult]:
+        """The levels with ``effortEffective`` recorded; a note when the effort changed no answer at all."""
+        effective = effort_effective(levels)
+        if effective is None:
+            return levels
+        if not effective:
+            note = (
+                f"{swept.model}: every level gave identical answers and token counts: "
+                "the server appears to ignore the effort setting"
+            )
+            swept.notes.append(note)
+            self.observer.note(note)
+        return [replace(level, measured={**level.measured, "effortEffective": effective}) for level in levels]
 
     async def _effort_ignored(self, model: str) -> str | None:
         """The backend's reason to measure ``model`` once; a failure to tell is said, and efforts are sent."""
