@@ -54,7 +54,7 @@ def _call_fault(call: ToolCall, tools: Sequence[Mapping[str, Any]], expected: st
         wanted = f", expected {expected}" if expected else f" (offered: {', '.join(schemas)})"
         return "wrong_tool", f"wrong tool: called {call.name}{wanted}"
     if call.arguments_problem is not None:
-        return "invalid_arguments", f"arguments of {call.name} are not valid JSON ({call.arguments_problem})"
+        return "invalid_arguments", f"arguments of {call.name} cannot be used ({call.arguments_problem})"
     required = schemas[call.name].get("required")
     given = call.arguments if isinstance(call.arguments, Mapping) else {}
     missing = [r for r in required if isinstance(r, str) and r not in given] if isinstance(required, list) else []
