@@ -288,8 +288,16 @@ def _huge_text() -> str:
 
 # --- driving a run against the server -------------------------------------------------------------------------------
 
-VOLATILE_FIELDS = ("provider", "testedAt", "tokensPerSecond")
-"""Fields that differ between two runs of the same answers: where (each server has its own port), when, how fast."""
+VOLATILE_FIELDS = (
+    "provider",
+    "testedAt",
+    "tokensPerSecond",
+    "promptTokensPerSecond",
+    "timeToFirstTokenMs",
+    "effortEffective",
+)
+"""Fields that differ between two runs of the same answers: where (each server has its own port), when, how fast,
+and whether the other levels measured in the same run answered alike."""
 
 
 def comparable(profile: Mapping[str, Any]) -> dict[str, Any]:

@@ -165,14 +165,15 @@ def test_effort_options_restrict_the_levels(tmp_path: Path) -> None:
     assert Counter(body["reasoning_effort"] for body in server.bodies) == {"none": 16, "low": 16}
 
 
-def test_named_models_are_measured_without_asking_for_the_list(tmp_path: Path) -> None:
+def test_named_models_are_measured_alone_once_the_list_shows_them(tmp_path: Path) -> None:
     store = tmp_path / "models_profile.json"
     with LoopbackServer(ALPHA_BETA, models=["alpha", "beta"]) as server:
         result = invoke("run", "beta", "--base-url", server.base_url, "--profiles", store, "-e", "medium")
 
     assert result.exit_code == 0, result.stderr
     assert list(stored(store)["profiles"]) == ["beta@medium"]
-    assert [r.path for r in server.requests if r.method == "GET"] == ["/props"]  # llama.cpp's, not the model list
+    assert [r.path for r in server.requests if r.method == "GET"] == ["/v1/models", "/props"]
+    assert {body["model"] for body in server.bodies} == {"beta"}
 
 
 def test_a_refused_effort_is_said_plainly_and_stored_as_none(tmp_path: Path) -> None:

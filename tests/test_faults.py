@@ -237,7 +237,7 @@ def test_each_retryable_fault_is_tried_again_until_it_clears(
     assert comparable(stored(store)["profiles"]["m1@none"]) == comparable(baseline["profiles"]["m1@none"])
     attempts = Counter(json.dumps(i.body, sort_keys=True) for i, _ in server.log if i.is_chat)
     assert set(attempts.values()) == {times + 1}
-    assert server.injected[fault] == len(attempts) * times
+    assert server.injected[fault] == (len(attempts) + 1) * times  # the chats and the model list checked first
 
 
 # --- persistent faults: bounded retries, the test is an error with its cause, the level is not stored -------------
@@ -337,7 +337,7 @@ def test_a_malformed_answer_fails_checks_with_a_detail_and_crashes_nothing(
     assert {r.status for r in results.values()} == {"ok"}
     name, detail = DETAILS[fault]
     details = [c.outcome.detail for s in results[name].steps for c in s.checks]
-    assert detail in details, details
+    assert any(detail in d for d in details), details  # after the kind of failure, where it is plain
     for result in results.values():
         for step in result.steps:
             for check in step.checks:

@@ -244,7 +244,7 @@ def test_deep_nesting_in_a_live_answer_is_judged_and_in_the_body_is_a_request_er
     assert "the response is not JSON" in (results["json_prodotti"].error or "")
     assert {r.status for n, r in results.items() if n != "json_prodotti"} == {"ok"}
     details = [c.outcome.detail for s in results["catena_tool_distrattori"].steps for c in s.checks]
-    assert "find_customer: tool arguments are nested too deeply to read" in details
+    assert any(d.endswith("find_customer: tool arguments are nested too deeply to read") for d in details), details
     (failed,) = report.failed
     assert failed.startswith("m1@none not stored: json_prodotti: step 0: ")
 

@@ -425,7 +425,15 @@ def test_the_store_keeps_the_reference_layout(suite: Suite, registry: Registry, 
     assert data["recommendations"] == {"qwen-ß": "none"}
     for effort in ("none", "low"):
         profile = data["profiles"][f"qwen-ß@{effort}"]
-        assert list(profile) == [*SPEC_FIELDS, "backend", "effortApplied"]
+        assert list(profile) == [
+            *SPEC_FIELDS,
+            "backend",
+            "effortApplied",
+            "suite",
+            "speedSource",
+            "toolCallsInText",
+            "effortEffective",
+        ]
         assert list(profile["scores"]) == ["instruction", "json", "toolCalling"]
         assert profile["provider"] == run.server.base_url
         assert profile["benchmarkVersion"] == 5

@@ -6,15 +6,17 @@ import asyncio
 import difflib
 import os
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tsuka_core.backends.base import Backend, BackendConfig
+from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, check_listed, concurrency_for
+from tsuka_core.engine.serverprep import server_facts as ask_server_facts
 from tsuka_core.engine.sweep import ModelSweep, SweepObserver, sweep_models
-from tsuka_core.errors import BackendError, UsageError
+from tsuka_core.errors import BackendError, RequestError, UsageError
 from tsuka_core.plugins.registry import Registry
 from tsuka_core.storage.cache import cache_stats, served_from_cache, with_cache
 from tsuka_core.storage.history import RunInfo, RunRecorder, safe_options
@@ -35,7 +37,8 @@ class RunOptions:
     config: BackendConfig = field(default_factory=BackendConfig)
     efforts: Sequence[Effort] = EFFORTS
     store_path: Path = Path("models_profile.json")
-    concurrency: int = 4
+    concurrency: int | None = None
+    """Requests in flight at once; None: the server's slots where it reports them, else 4."""
     history_path: Path | None = None
     """The run history file (``tsuka_core.storage.history``) to record the run in; None records nothing."""
     cache_path: Path | None = None
@@ -132,6 +135,12 @@ def make_backend(registry: Registry, name: str, config: BackendConfig, client: h
 async def _resolve_models(backend: Backend, models: Sequence[str]) -> list[str]:
     wanted = [m for m in models if m != "all"]
     if wanted and len(wanted) == len(models):
+        if backend.lists_every_model:
+            try:
+                listed = await backend.list_models()
+            except RequestError:
+                listed = []  # a server without a model list: the first request tells
+            check_listed(backend, wanted, listed)
         return list(dict.fromkeys(wanted))
     found = await backend.list_models()
     if not found:
@@ -150,8 +159,10 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
     store.read()
     store.check_writable()
     name = choose_backend(options.backend, options.config)
-    async with make_client(options.concurrency, options.config.timeout, options.proxy) as client:
+    pool = options.concurrency or MAX_SLOT_CONCURRENCY  # the sweep keeps to the chosen concurrency
+    async with make_client(pool, options.config.timeout, options.proxy) as client:
         backend = make_backend(registry, name, options.config, client)
+        asked = backend
         same = backend.repeats_note() if options.repeats > 1 else None
         if same:
             observer.note(f"--repeats {options.repeats}: {same}")
@@ -164,6 +175,11 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
         report = RunReport(backend.name, backend.provider, suite)
         try:
             models = await _resolve_models(backend, options.models)
+            facts = await ask_server_facts(asked, models, observer)
+            concurrency, said = concurrency_for(options.concurrency, facts)
+            if said:
+                observer.note(said)
+            options = replace(options, concurrency=concurrency)
             history = None
             if options.history_path is not None:
                 history = await asyncio.to_thread(
@@ -184,10 +200,11 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
                     suite,
                     models,
                     options.efforts,
-                    concurrency=options.concurrency,
+                    concurrency=concurrency,
                     repeats=options.repeats,
                     observer=observer,
                     on_model=keep,
+                    facts=facts,
                 ),
             )
         except asyncio.CancelledError:
@@ -251,6 +268,8 @@ async def _recorded(
 
 
 def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport) -> None:
+    if swept.stopped:
+        report.failed.append(swept.stopped)
     complete = [level for level in swept.levels if level.complete]
     for level in swept.levels:
         if not level.complete:

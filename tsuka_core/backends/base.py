@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from tsuka_core.errors import RequestError
 from tsuka_core.judge.answer import ToolCall
@@ -20,9 +20,16 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "EffortRejected",
+    "ServerFacts",
+    "SpeedSource",
     "estimate_tokens",
     "run_seed",
 ]
+
+
+SpeedSource = Literal["server", "stream", "wall"]
+"""Where an answer's generation time came from: the server's own timings, the first and last streamed
+token, or the wall time of the whole request (queueing at the server included)."""
 
 
 class EffortRejected(RequestError):  # noqa: N818  (a condition, not a failure of tsuka)
@@ -90,6 +97,65 @@ class ChatResponse:
     """True when the server sent no usage and ``completion_tokens`` was estimated from text."""
     duration: float = 0.0
     """Seconds the request took, retries excluded."""
+    generation_ms: float | None = None
+    """Milliseconds spent generating ``generated_tokens``, as the server reported it (llama.cpp
+    ``timings.predicted_ms``, Ollama ``eval_duration``) or from the first to the last streamed token;
+    None when unknown (``duration`` is then all there is)."""
+    generated_tokens: int | None = None
+    """Tokens generated in ``generation_ms`` (llama.cpp ``timings.predicted_n``, Ollama ``eval_count``)."""
+    prompt_ms: float | None = None
+    """Milliseconds the server spent processing the prompt (llama.cpp ``timings.prompt_ms``,
+    Ollama ``prompt_eval_duration``); None when not reported."""
+    prompt_processed: int | None = None
+    """Prompt tokens processed in ``prompt_ms``, those served from the server's prompt cache excluded
+    (llama.cpp ``timings.prompt_n``, Ollama ``prompt_eval_count``)."""
+    first_token_ms: float | None = None
+    """Milliseconds from the request to its first token where known: measured on a stream, or the
+    server's prompt time (which leaves out time queued for a free slot)."""
+    speed_source: SpeedSource = "wall"
+    """Where ``generation_ms`` came from; ``wall`` when it is None."""
+    reasoning_tokens: int | None = None
+    """Completion tokens spent reasoning, where the server counts them apart
+    (``usage.completion_tokens_details.reasoning_tokens``)."""
+    finish_reason: str | None = None
+    """Why generation stopped as the server said it (``stop``, ``length``, ``tool_calls``); None when not sent."""
+
+    @property
+    def cut_at_limit(self) -> bool:
+        """True when the answer stopped at the token limit (``finish_reason`` ``length``)."""
+        return self.finish_reason == "length"
+
+
+@dataclass(frozen=True)
+class ServerFacts:
+    """What a server said about itself and a model; ``None`` where it said nothing."""
+
+    kind: str | None = None
+    """The server software: ``llama.cpp``, ``ollama``..."""
+    version: str | None = None
+    """Its version or build."""
+    model_file: str | None = None
+    """The model file it loaded, or the model's digest."""
+    slots: int | None = None
+    """How many requests it serves at once (llama.cpp ``total_slots``)."""
+    supports_tools: bool | None = None
+    """Whether the model's chat template handles tools."""
+    supports_parallel_tool_calls: bool | None = None
+    supports_reasoning_effort: bool | None = None
+    """Whether the model's chat template reads ``reasoning_effort``."""
+
+    def as_profile(self) -> dict[str, Any]:
+        """The facts given, under camelCase names, as profiles store them (``server``)."""
+        names = {
+            "kind": "kind",
+            "version": "version",
+            "model_file": "modelFile",
+            "slots": "slots",
+            "supports_tools": "supportsTools",
+            "supports_parallel_tool_calls": "supportsParallelToolCalls",
+            "supports_reasoning_effort": "supportsReasoningEffort",
+        }
+        return {name: value for key, name in names.items() if (value := getattr(self, key)) is not None}
 
 
 class Backend:
@@ -107,6 +173,9 @@ class Backend:
     name: ClassVar[str]
     env_vars: ClassVar[tuple[str, ...]] = ()
     applies_effort: ClassVar[bool] = True
+    lists_every_model: ClassVar[bool] = False
+    """True when :meth:`list_models` names every model the backend answers for, so that a name it does not
+    list is refused before any request (a server that answers any name with its one model is caught)."""
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         self.config = config
@@ -156,6 +225,15 @@ class Backend:
         """
         del model, effort
         return {}
+
+    async def server_facts(self, model: str) -> ServerFacts:
+        """What the server says about itself and ``model``, asked once per model before its sweep; default nothing.
+
+        Profiles store it as ``server``; ``slots`` sets the default concurrency and
+        ``supports_tools`` False is said before the tool tests.
+        """
+        del model
+        return ServerFacts()
 
     async def list_models(self) -> list[str]:
         """Every model this backend can reach, for ``tsuka run all`` and ``tsuka models``."""

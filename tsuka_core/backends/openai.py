@@ -15,14 +15,15 @@ from tsuka_core.backends.base import (
     ChatRequest,
     ChatResponse,
     EffortRejected,
+    ServerFacts,
     estimate_tokens,
     run_seed,
 )
 from tsuka_core.backends.http import JsonReply, StatusError, request_json
+from tsuka_core.backends.serverinfo import count, facts_from_props, reasoning_tokens, server_timings
 from tsuka_core.common import redact_url, url_secrets
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.judge.answer import ToolCall, normalise_tool_calls, strip_reasoning
-from tsuka_core.plausible import token_count
 from tsuka_core.terms import Effort
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class OpenAIBackend(Backend):
     name: ClassVar[str] = "openai"
     env_vars: ClassVar[tuple[str, ...]] = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
     applies_effort: ClassVar[bool] = True
+    lists_every_model: ClassVar[bool] = True
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         super().__init__(config, client)
@@ -118,6 +120,14 @@ class OpenAIBackend(Backend):
                 "(GET /props: chat_template_caps.supports_reasoning_effort is false)"
             )
         return None
+
+    async def server_facts(self, model: str) -> ServerFacts:
+        """What llama.cpp's ``GET /props`` says about the server (build, model file, slots, template capabilities).
+
+        Another server, or one whose ``/props`` cannot be read, gives no facts.
+        """
+        del model
+        return facts_from_props(await self._server_props())
 
     async def _server_props(self) -> Mapping[str, Any]:
         """llama.cpp's ``GET /props``, asked once for every model of the run; empty when the server has none.
@@ -242,38 +252,48 @@ def _outgoing_call(call: Any) -> Any:
 
 
 def parse_completion(reply: JsonReply, label: str) -> ChatResponse:
-    """Normalise a chat-completion answer: text without reasoning, tool calls, usage (or an estimate)."""
-    message = _first_message(reply.data, label)
+    """Normalise a chat-completion answer: text without reasoning, tool calls, usage (or an estimate), timings.
+
+    llama.cpp's ``timings`` give the generation and prompt time the server
+    measured; without them the request's wall time is all there is.
+    """
+    choice = _first_choice(reply.data, label)
+    message = choice["message"]
     content = _content_text(message.get("content"))
     reasoning = next((v for k in _NOT_SENT_BACK if isinstance(v := message.get(k), str) and v), None)
     calls = normalise_tool_calls(message.get("tool_calls"))
     usage = reply.data.get("usage")
     usage = usage if isinstance(usage, Mapping) else {}
-    completion = _count(usage.get("completion_tokens"))
+    completion = count(usage.get("completion_tokens"))
     estimated = completion is None
     if completion is None:
         generated = (content or "") + (reasoning or "") + "".join(_call_text(call) for call in calls)
         completion = estimate_tokens(generated)
+    finish = choice.get("finish_reason")
     return ChatResponse(
         text=strip_reasoning(content),
         tool_calls=tuple(calls),
         content=content,
         reasoning=reasoning,
-        prompt_tokens=_count(usage.get("prompt_tokens")),
+        prompt_tokens=count(usage.get("prompt_tokens")),
         completion_tokens=completion,
         usage_estimated=estimated,
         duration=reply.duration,
+        reasoning_tokens=reasoning_tokens(usage),
+        finish_reason=finish if isinstance(finish, str) and finish else None,
+        **server_timings(reply.data),
     )
 
 
-def _first_message(data: Any, label: str) -> Mapping[str, Any]:
+def _first_choice(data: Any, label: str) -> Mapping[str, Any]:
+    """The first choice, which has a ``message`` object."""
     choices = data.get("choices") if isinstance(data, Mapping) else None
     if not isinstance(choices, list) or not choices:
         raise RequestError(f"{label}: the answer has no choices (a malformed completion)")
-    message = choices[0].get("message") if isinstance(choices[0], Mapping) else None
-    if not isinstance(message, Mapping):
+    choice = choices[0] if isinstance(choices[0], Mapping) else {}
+    if not isinstance(choice.get("message"), Mapping):
         raise RequestError(f"{label}: the first choice has no message (a malformed completion)")
-    return message
+    return choice
 
 
 def _content_text(content: Any) -> str | None:
@@ -299,10 +319,6 @@ def _call_text(call: ToolCall) -> str:
     arguments = function.get("arguments") if isinstance(function, Mapping) else None
     text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
     return call.name + text
-
-
-def _count(value: Any) -> int | None:
-    return token_count(value)
 
 
 def _usable_url(url: str) -> bool:

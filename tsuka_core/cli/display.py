@@ -87,11 +87,13 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
     """
     applied = "" if level.effort_applied else " (effort not applied)"
     repeated = f"  ({level.repeats} runs per test)" if level.repeats > 1 else ""
-    yield Text.assemble((f"{level.model}@{level.effort}", "bold"), applied, "  tier ", tier_text(level.tier), repeated)
-    cats = "  ".join(f"{c} {percent(level.scores.get(c, 0.0))}" for c in CATEGORIES)
-    estimated = " (estimated)" if level.usage_estimated else ""
-    speed = f"{level.tokens_per_second:g} tok/s"
-    yield Text(f"  {cats}  |  {speed}  |  avg {level.avg_completion_tokens} completion tokens{estimated}")
+    yield Text.assemble(
+        (f"{level.model}@{level.effort}", "bold"), applied, "  tier ", tier_text(level.shown_tier), repeated
+    )
+    if not level.measured_any:
+        yield Text("  no test was measured: no scores, no speed", style="red")
+    else:
+        yield _scores_line(level)
     for group in level.per_test:
         name = group.test.name
         if level.repeats == 1 and group.runs[0].status == "error":
@@ -103,6 +105,16 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
             yield Text(f"    {name:<28} {mean_and_spread(group)}  runs {run_scores(group.runs)}")
         for run in group.runs:
             yield from _run_failures(run, f"run {run.repeat}: " if level.repeats > 1 else "")
+
+
+def _scores_line(level: LevelResult) -> Text:
+    """Categories, speed (and where it came from when not the server's own timings) and answer length."""
+    cats = "  ".join(f"{c} {percent(level.scores.get(c, 0.0))}" for c in CATEGORIES)
+    estimated = " (estimated)" if level.usage_estimated else ""
+    source = level.measured.get("speedSource")
+    how = f" ({source} time)" if source in ("wall", "stream") else ""
+    speed = f"{level.tokens_per_second:g} tok/s{how}"
+    return Text(f"  {cats}  |  {speed}  |  avg {level.avg_completion_tokens} completion tokens{estimated}")
 
 
 def _run_failures(result: TestResult, prefix: str) -> Iterable[Text]:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from tsuka_core.storage.suites import SuiteHashes
 
 __all__ = ["COMMANDS"]
 
@@ -21,7 +24,7 @@ PROFILES = click.option(
 SUITE = click.option(
     "--suite",
     type=click.Path(path_type=Path, file_okay=False),
-    help="Suite whose hash decides validity (default: the installed suite).",
+    help="Suite whose hash decides validity (default: the suite each profile was measured with).",
 )
 EFFORT = click.option(
     "-e",
@@ -31,10 +34,11 @@ EFFORT = click.option(
 )
 
 
-def _suite_hash(suite: Path | None) -> str:
-    from tsuka_core.suite.loading import default_suite_path, suite_hash
+def _suite_hashes(suite: Path | None) -> SuiteHashes:
+    """The hash each profile is judged against: ``--suite``'s, else that of the suite the profile names."""
+    from tsuka_core.storage.suites import SuiteHashes
 
-    return suite_hash(suite if suite is not None else default_suite_path())
+    return SuiteHashes(suite)
 
 
 @click.command()
@@ -45,8 +49,8 @@ def profiles(model: str | None, profiles: Path, suite: Path | None) -> None:
     """Show every stored profile (or MODEL's): tier, scores, effort, when tested, valid or stale and why.
 
     A profile is valid only while its benchmarkVersion is this engine's and its
-    testsHash is the hash of the suite in use; stale profiles are kept but
-    never used for tier gating.
+    testsHash is the hash of its suite as it is now (the suite it was measured
+    with, or --suite); stale profiles are kept but never used for tier gating.
     """
     from rich.table import Table
 
@@ -54,15 +58,18 @@ def profiles(model: str | None, profiles: Path, suite: Path | None) -> None:
     from tsuka_core.storage.store import ProfileStore, profile_status
 
     data = ProfileStore(profiles).read()
-    current = _suite_hash(suite)
-    table = Table(title=f"{profiles} (suite hash {current})", title_justify="left")
+    hashes = _suite_hashes(suite)
+    judged = (
+        f"suite {suite} hash {hashes(None)}" if suite is not None else "each against the suite it was measured with"
+    )
+    table = Table(title=f"{profiles} ({judged})", title_justify="left")
     for column in ("profile", "tier", "instruction", "json", "toolCalling", "tok/s", "tested at", "status"):
         table.add_column(column)
     shown = 0
     for key, entry in data.profiles.items():
         if model is not None and (not isinstance(entry, dict) or entry.get("model") != model):
             continue
-        valid, reason = profile_status(entry, current)
+        valid, reason = profile_status(entry, hashes(entry))
         scores = entry.get("scores", {}) if isinstance(entry, dict) else {}
         cells = [
             percent(scores[c]) if isinstance(scores.get(c), (int, float)) else "?"
@@ -96,7 +103,7 @@ def tier(model: str, effort: str | None, profiles: Path, suite: Path | None) -> 
     from tsuka_core.storage.gating import gate_tools
     from tsuka_core.storage.store import ProfileStore
 
-    result = gate_tools([], model, ProfileStore(profiles), _suite_hash(suite), effort)  # type: ignore[arg-type]
+    result = gate_tools([], model, ProfileStore(profiles), _suite_hashes(suite), effort)  # type: ignore[arg-type]
     click.echo(result.tier)
     click.echo(
         f"{result.subject}: {result.profile_status if result.profiled else 'unprofiled: ' + result.profile_status}",
@@ -141,7 +148,7 @@ def gate(model: str, tools_file: Path, effort: str | None, profiles: Path, suite
     from tsuka_core.storage.gating import gate_tools
     from tsuka_core.storage.store import ProfileStore
 
-    result = gate_tools(_read_tools(tools_file), model, ProfileStore(profiles), _suite_hash(suite), effort)  # type: ignore[arg-type]
+    result = gate_tools(_read_tools(tools_file), model, ProfileStore(profiles), _suite_hashes(suite), effort)  # type: ignore[arg-type]
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     if as_json:

@@ -54,7 +54,7 @@ def _level_json(level: LevelResult) -> dict[str, Any]:
         "reasoningEffort": level.effort,
         "effortApplied": level.effort_applied,
         "complete": level.complete,
-        "tier": level.tier,
+        "tier": level.tier if level.measured_any else None,
         "scores": dict(level.scores),
         "repeats": level.repeats,
         "tests": [

@@ -214,9 +214,8 @@ def make_config(values: dict[str, Any]) -> Any:
     "-j",
     "--concurrency",
     type=click.IntRange(min=1, max=1024),
-    default=4,
-    show_default=True,
-    help="Requests in flight at once.",
+    default=None,
+    help="Requests in flight at once  [default: the server's slots where it reports them, else 4]",
 )
 @click.option(
     "-n",
@@ -244,7 +243,7 @@ def run(
     efforts: tuple[str, ...],
     suite: Path | None,
     profiles: Path,
-    concurrency: int,
+    concurrency: int | None,
     repeats: int,
     as_json: bool,
     **values: Any,

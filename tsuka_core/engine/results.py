@@ -13,6 +13,7 @@ from tsuka_core.suite.model import Test
 from tsuka_core.terms import Category, Effort, Tier
 
 __all__ = [
+    "UNMEASURED",
     "CheckResult",
     "LevelResult",
     "RepeatedTest",
@@ -26,6 +27,9 @@ __all__ = [
 ]
 
 TestStatus = Literal["ok", "error"]
+
+UNMEASURED = "unmeasured"
+"""What stands in for the tier of a level where no test was measured."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ class StepResult:
     messages: Sequence[Mapping[str, Any]] = ()
     """The conversation as sent for this step."""
     response: ChatResponse | None = None
+    fault: str | None = None
+    """The plain kind of a failed answer (``in_text``, ``cut``...; see ``engine.faults``), or None."""
 
 
 @dataclass(frozen=True)
@@ -153,17 +159,31 @@ class LevelResult:
     avg_completion_tokens: int
     usage_estimated: bool = False
     suite_hash: str = ""
+    suite_path: str = ""
+    """The folder of the suite measured with, as loaded."""
     provider: str = ""
     backend: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Backend-specific facts to store with the profile (sampling of an in-process model, say)."""
     repeats: int = 1
     """How many times each test was run (``--repeats``)."""
+    measured: Mapping[str, Any] = field(default_factory=dict)
+    """This engine's own profile fields beyond the reference's (``speedSource``, ``server``...), in profile form."""
 
     @property
     def per_test(self) -> list[RepeatedTest]:
         """Each test once, with all its runs, its mean score and its spread."""
         return group_runs(self.tests)
+
+    @property
+    def measured_any(self) -> bool:
+        """True when at least one test was measured; a level without any has no tier to show."""
+        return any(t.status == "ok" for t in self.tests)
+
+    @property
+    def shown_tier(self) -> str:
+        """The tier, or ``unmeasured`` when no test was measured (a server that was down, say)."""
+        return self.tier if self.measured_any else UNMEASURED
 
     @property
     def complete(self) -> bool:

@@ -9,13 +9,15 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortRejected
+from tsuka_core.engine.faults import answer_fault
+from tsuka_core.engine.gate import refuses_model
 from tsuka_core.engine.results import CheckResult, StepResult, TestResult
 from tsuka_core.errors import RequestError
 from tsuka_core.judge.answer import Answer, ToolCall
 from tsuka_core.judge.checks import run_check
 from tsuka_core.judge.outcome import Outcome
 from tsuka_core.judge.scoring import score_checks
-from tsuka_core.suite.model import Step, Test
+from tsuka_core.suite.model import Check, Step, Test
 from tsuka_core.terms import Effort
 
 __all__ = ["assistant_tool_message", "run_test"]
@@ -41,6 +43,30 @@ def _judge(step: Step, answer: Answer) -> tuple[CheckResult, ...]:
     return tuple(CheckResult(c.location, c.type, c.weight, run_check(c.impl, answer)) for c in step.checks)
 
 
+def _judged(step: Step, request: ChatRequest, response: ChatResponse, index: int) -> StepResult:
+    """The step's checks judged; when one failed for a plain reason, that reason leads each failed detail."""
+    checks = _judge(step, Answer(response.text, response.tool_calls, request.tools))
+    fault = None
+    if any(c.outcome.status == "failed" for c in checks):
+        expected = next((_wanted_tool(c) for c in step.checks if c.type == "tool_called"), None)
+        found = answer_fault(response, request.tools, expected)
+        if found is not None:
+            fault, why = found
+            checks = tuple(_led_by(c, why) for c in checks)
+    return StepResult(index, True, checks, request.messages, response, fault)
+
+
+def _wanted_tool(check: Check) -> str | None:
+    value = getattr(check.params, "value", None)
+    return value if isinstance(value, str) else None
+
+
+def _led_by(result: CheckResult, why: str) -> CheckResult:
+    if result.outcome.status != "failed":
+        return result
+    return CheckResult(result.location, result.type, result.weight, Outcome.fail(f"{why}; {result.outcome.detail}"))
+
+
 def _errored(test: Test, results: list[StepResult], index: int, request: ChatRequest, cause: str) -> TestResult:
     results.append(StepResult(index, False, (), request.messages))
     first = cause.splitlines()[0] if cause else cause
@@ -63,7 +89,8 @@ async def run_test(
 
     A request that fails for good ends the test with status ``error`` (its
     cause kept); :class:`EffortRejected` propagates so the sweep can measure the
-    model without efforts.
+    model without efforts, and :class:`~tsuka_core.engine.gate.ModelRefused`
+    (a 401, 403 or 404) so that it stops the model.
     """
     messages: list[Mapping[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []
     results: list[StepResult] = []
@@ -86,7 +113,11 @@ async def run_test(
         except EffortRejected:
             raise
         except RequestError as exc:
-            return _errored(test, results, index, request, str(exc))
+            refused = refuses_model(exc)
+            if refused is not None:
+                raise refused from exc
+            said = "server error on a tools request: " if request.tools and (exc.status or 0) >= 500 else ""
+            return _errored(test, results, index, request, f"{said}{exc}")
         except Exception as exc:  # a backend plugin's bug ends this test as an error, not the run
             cause = f"backend {backend.name!r} raised {type(exc).__name__}: {exc}"
             return _errored(test, results, index, request, cause)
@@ -96,8 +127,7 @@ async def run_test(
             await asyncio.sleep(0)
         if not response.tool_calls and response.text:
             messages.append({"role": "assistant", "content": response.text})
-        answer = Answer(response.text, response.tool_calls, test.tools)
-        judged = await asyncio.to_thread(_judge, step, answer)  # off the loop: no other request waits on it
-        results.append(StepResult(index, True, judged, request.messages, response))
+        # Judged off the loop: no other request's measured time waits on it.
+        results.append(await asyncio.to_thread(_judged, step, request, response, index))
         previous = response
     return TestResult(test, "ok", _score(results), tuple(results), repeat=repeat)

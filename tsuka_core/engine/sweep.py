@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from tsuka_core.backends.base import Backend, EffortRejected
+from tsuka_core.backends.base import Backend, EffortRejected, ServerFacts
+from tsuka_core.engine.gate import FirstAlone, ModelRefused
+from tsuka_core.engine.measured import effort_effective, measured_fields
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
 from tsuka_core.engine.results import LevelResult, TestResult, group_runs
 from tsuka_core.engine.runner import run_test
@@ -15,7 +17,7 @@ from tsuka_core.judge.scoring import category_score, tier_for
 from tsuka_core.suite.model import Suite, Test
 from tsuka_core.terms import CATEGORIES, EFFORTS, Effort
 
-__all__ = ["ModelSweep", "SweepObserver", "level_result", "sweep_models"]
+__all__ = ["ModelSweep", "SweepObserver", "level_result", "sweep_models", "tool_support_note"]
 
 
 class SweepObserver(Protocol):
@@ -38,6 +40,8 @@ class ModelSweep:
     model: str
     levels: list[LevelResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    stopped: str | None = None
+    """Why the model was not measured at all (the server refused it outright), on one line."""
 
 
 def level_result(
@@ -48,6 +52,7 @@ def level_result(
     applied: bool,
     tests: Sequence[TestResult],
     repeats: int = 1,
+    facts: ServerFacts | None = None,
 ) -> LevelResult:
     """Score one level's test results into a LevelResult (errored tests count 0 and mark it incomplete).
 
@@ -69,10 +74,22 @@ def level_result(
         avg_completion_tokens=avg_completion_tokens(tests),
         usage_estimated=any(t.usage_estimated for t in tests),
         suite_hash=suite.hash,
+        suite_path=str(suite.path),
         provider=backend.provider,
         backend=backend.name,
         extra=extra,
         repeats=repeats,
+        measured=measured_fields(tests, facts),
+    )
+
+
+def tool_support_note(model: str, facts: ServerFacts | None) -> str | None:
+    """What to say before the tool tests when the server says the model's chat template has no tool support."""
+    if facts is None or facts.supports_tools is not False:
+        return None
+    return (
+        f"{model}: the server says its chat template does not support tools (chat_template_caps.supports_tools "
+        "is false): tool calling is measured without server tool support"
     )
 
 
@@ -85,16 +102,20 @@ class _Sweeper:
         observer: SweepObserver,
         on_model: Callable[[ModelSweep], Awaitable[None]],
         repeats: int,
+        facts: Mapping[str, ServerFacts],
     ) -> None:
         self.backend, self.suite, self.limiter = backend, suite, limiter
         self.observer, self.on_model, self.repeats = observer, on_model, repeats
+        self.facts = facts
+        self.gates: dict[str, FirstAlone] = {}
 
     async def level(self, model: str, effort: Effort | None) -> LevelResult:
         label: Effort = effort or "none"
         self.observer.level_started(model, label, effort is not None, len(self.suite.tests) * self.repeats)
 
         async def one(test: Test, repeat: int) -> TestResult:
-            result = await run_test(self.backend, test, model, effort, self.limiter, repeat)
+            gate = self.gates.setdefault(model, FirstAlone(self.limiter))
+            result = await run_test(self.backend, test, model, effort, gate, repeat)
             self.observer.test_done(model, label, result)
             return result
 
@@ -111,10 +132,24 @@ class _Sweeper:
                 run.cancel()
             await asyncio.gather(*runs, return_exceptions=True)
             raise
-        return level_result(self.backend, self.suite, model, label, effort is not None, tests, self.repeats)
+        facts = self.facts.get(model)
+        return level_result(self.backend, self.suite, model, label, effort is not None, tests, self.repeats, facts)
 
     async def model(self, model: str, efforts: Sequence[Effort]) -> ModelSweep:
         swept = ModelSweep(model)
+        try:
+            await self._sweep(swept, efforts)
+        except* ModelRefused as group:
+            swept.stopped = f"{model}: stopped after the first answer, no further request sent: {group.exceptions[0]}"
+            await self._keep(swept, [])
+        return swept
+
+    async def _sweep(self, swept: ModelSweep, efforts: Sequence[Effort]) -> ModelSweep:
+        model = swept.model
+        tools_note = tool_support_note(model, self.facts.get(model))
+        if tools_note and any(test.tools for test in self.suite.tests):
+            swept.notes.append(tools_note)
+            self.observer.note(tools_note)
         if not self.backend.applies_effort:
             note = f"{model}: backend {self.backend.name!r} cannot apply efforts; measured once, stored as none"
             return await self._once(swept, note)
@@ -131,8 +166,22 @@ class _Sweeper:
                 f"{model}: the server refused the effort parameter ({rejected[0]}); measured once without it, as none"
             )
             return await self._once(swept, note)
-        await self._keep(swept, levels)
+        await self._keep(swept, self._effort_effect(swept, levels))
         return swept
+
+    def _effort_effect(self, swept: ModelSweep, levels: list[LevelResult]) -> list[LevelResult]:
+        """The levels with ``effortEffective`` recorded; a note when the effort changed no answer at all."""
+        effective = effort_effective(levels)
+        if effective is None:
+            return levels
+        if not effective:
+            note = (
+                f"{swept.model}: every level gave identical answers and token counts: "
+                "the server appears to ignore the effort setting"
+            )
+            swept.notes.append(note)
+            self.observer.note(note)
+        return [replace(level, measured={**level.measured, "effortEffective": effective}) for level in levels]
 
     async def _effort_ignored(self, model: str) -> str | None:
         """The backend's reason to measure ``model`` once; a failure to tell is said, and efforts are sent."""
@@ -178,6 +227,7 @@ async def sweep_models(
     repeats: int = 1,
     observer: SweepObserver,
     on_model: Callable[[ModelSweep], Awaitable[None]],
+    facts: Mapping[str, ServerFacts] | None = None,
 ) -> list[ModelSweep]:
     """Run the suite for every model at every effort, at most ``concurrency`` requests at once.
 
@@ -187,10 +237,11 @@ async def sweep_models(
     A model's levels are handed to ``on_model`` once all of them are measured
     (or, when the sweep is cancelled, those that finished), so an effort the
     server refuses half-way never leaves a level recorded as applied. Results
-    come back in model order, levels in effort order.
+    come back in model order, levels in effort order. ``facts`` (what the
+    server said about each model) are stored with its profiles.
     """
     ordered = [e for e in EFFORTS if e in efforts]
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, not {repeats}")
-    sweeper = _Sweeper(backend, suite, asyncio.Semaphore(max(1, concurrency)), observer, on_model, repeats)
+    sweeper = _Sweeper(backend, suite, asyncio.Semaphore(max(1, concurrency)), observer, on_model, repeats, facts or {})
     return list(await asyncio.gather(*(sweeper.model(m, ordered) for m in models)))

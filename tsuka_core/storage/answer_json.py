@@ -31,7 +31,31 @@ def response_to_json(response: ChatResponse) -> dict[str, Any]:
         "completionTokens": response.completion_tokens,
         "usageEstimated": response.usage_estimated,
         "duration": response.duration,
+        **{name: value for name, (field, _) in _MEASURED.items() if (value := getattr(response, field)) is not None},
     }
+
+
+_MILLIS = (int, float)
+_MEASURED: dict[str, tuple[str, Any]] = {
+    "generationMs": ("generation_ms", _MILLIS),
+    "generatedTokens": ("generated_tokens", int),
+    "promptMs": ("prompt_ms", _MILLIS),
+    "promptProcessed": ("prompt_processed", int),
+    "firstTokenMs": ("first_token_ms", _MILLIS),
+    "speedSource": ("speed_source", str),
+    "reasoningTokens": ("reasoning_tokens", int),
+    "finishReason": ("finish_reason", str),
+}
+"""An answer's timings and counts as the server reported them: JSON name, ChatResponse field and JSON type."""
+_SPEED_SOURCES = ("server", "stream", "wall")
+
+
+def _measured(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The timing and count fields present in ``data``, checked; ValueError for one that is not what was written."""
+    found = {field: _typed(data, name, kind) for name, (field, kind) in _MEASURED.items() if data.get(name) is not None}
+    if found.get("speed_source", "wall") not in _SPEED_SOURCES:
+        raise ValueError("'speedSource' is not one of server, stream, wall")
+    return found
 
 
 def bounded_response_json(response: ChatResponse, limit: int = MAX_ANSWER_BYTES) -> tuple[str, bool]:
@@ -100,6 +124,7 @@ def response_from_json(data: Mapping[str, Any]) -> ChatResponse:
         completion_tokens=completion,
         usage_estimated=bool(data.get("usageEstimated", False)),
         duration=float(_typed(data, "duration", int | float, 0.0)),
+        **_measured(data),
     )
 
 

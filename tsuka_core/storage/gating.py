@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -77,13 +77,15 @@ def gate_tools(
     tools: Sequence[Mapping[str, Any]],
     model: str,
     store: StoreData | ProfileStore,
-    suite_hash: str,
+    suite_hash: str | Callable[[Mapping[str, Any]], str],
     effort: Effort | None = None,
 ) -> GateResult:
     """Split ``tools`` into those ``model`` may see and those hidden, by its valid profile at the effort.
 
     The effort is ``effort`` when given, else the model's stored recommendation. Without a valid profile
-    the model counts as ``small``; its name is never used to guess a tier.
+    the model counts as ``small``; its name is never used to guess a tier. ``suite_hash`` is the hash the
+    profile must carry, or a function giving it for the profile (``storage.suites.SuiteHashes``: the suite
+    the profile was measured with).
     """
     data = store.read() if isinstance(store, ProfileStore) else store
     used, source = _resolve_effort(data, model, effort)
@@ -116,13 +118,17 @@ def _resolve_effort(data: StoreData, model: str, effort: str | None) -> tuple[Ef
     return (recommended, "recommendation") if recommended else (None, "none")
 
 
-def _profile(data: StoreData, model: str, effort: Effort | None, suite_hash: str) -> tuple[bool, str]:
+def _profile(
+    data: StoreData, model: str, effort: Effort | None, suite_hash: str | Callable[[Mapping[str, Any]], str]
+) -> tuple[bool, str]:
     if effort is None:
         return False, f"no effort given and no recommendation stored for {model}"
     key = profile_key(model, effort)
     if key not in data.profiles:
         return False, f"no profile stored for {key}"
-    return profile_status(data.profiles[key], suite_hash)
+    profile = data.profiles[key]
+    wanted = suite_hash if isinstance(suite_hash, str) else suite_hash(profile)
+    return profile_status(profile, wanted)
 
 
 def _tool_name(tool: Mapping[str, Any], index: int) -> str:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tsuka_core.common import format_tested_at, redact_url
-from tsuka_core.engine.results import LevelResult, StepResult, TestResult
+from tsuka_core.engine.results import UNMEASURED, LevelResult, StepResult, TestResult
 from tsuka_core.errors import StoreError
 from tsuka_core.storage.answer_json import bounded_response_json, response_from_json, response_to_json
 from tsuka_core.textsafe import scrub_text
@@ -386,7 +386,7 @@ def _write_level(
             level.effort,
             level.effort_applied,
             level.complete,
-            level.tier,
+            level.tier if level.complete or any(t.status == "ok" for t in level.tests) else UNMEASURED,
             dumps(dict(level.scores)),
             level.tokens_per_second,
             level.avg_completion_tokens,

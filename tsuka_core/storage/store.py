@@ -24,6 +24,7 @@ from tsuka_core.errors import StoreError
 from tsuka_core.judge.jsontools import loads_strict
 from tsuka_core.judge.scoring import all_categories, tier_rank
 from tsuka_core.storage.files import check_store_link, read_regular_file
+from tsuka_core.storage.suites import suite_label
 from tsuka_core.terms import EFFORTS, TIERS, Effort
 
 __all__ = [
@@ -120,10 +121,13 @@ def _test_results(level: LevelResult) -> list[dict[str, Any]]:
 
 def _engine_fields(level: LevelResult) -> dict[str, Any]:
     fields: dict[str, Any] = {"backend": level.backend, "effortApplied": level.effort_applied}
+    if level.suite_path:
+        fields["suite"] = suite_label(Path(level.suite_path))
     if level.repeats > 1:
         fields["repeats"] = level.repeats
     if level.usage_estimated:
         fields["usageEstimated"] = True
+    fields.update(level.measured)
     return fields
 
 

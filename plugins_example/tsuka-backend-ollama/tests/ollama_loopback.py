@@ -15,7 +15,9 @@ Usage::
   request) and sends the :class:`OllamaReply` it returns, rendered as Ollama
   renders a non-streamed answer; a handler that raises answers 500 and lands in
   ``server.errors``.
-- ``GET /api/tags`` lists ``models``; any other path answers 404 ``{"error": ...}``.
+- ``GET /api/tags`` lists ``models`` (digest ``sha256-NAME``), ``GET /api/version``
+  says 0.12.3, ``POST /api/show`` gives the first model the ``tools`` capability
+  and the others not; any other path answers 404 ``{"error": ...}``.
 - At most ``max_requests`` requests are answered (the rest get 503); leaving the
   ``with`` block stops the server, closes every connection and joins its thread.
 """
@@ -211,9 +213,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return
         if self.path == "/api/tags":
             models = [
-                {"name": m, "model": m, "size": 1, "details": {"format": "gguf"}} for m in self.server.state.models
+                {"name": m, "model": m, "size": 1, "digest": f"sha256-{m}", "details": {"format": "gguf"}}
+                for m in self.server.state.models
             ]
             self._send(200, json.dumps({"models": models}).encode())
+        elif self.path == "/api/version":
+            self._send(200, b'{"version": "0.12.3"}')
         else:
             self._send(404, json.dumps({"error": f"no route for GET {self.path}"}).encode())
 
@@ -229,6 +234,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         if not self._admit(body):
+            return
+        if self.path == "/api/show" and isinstance(body, dict):
+            tools = "tools" if body.get("model") in self.server.state.models[:1] else "insert"
+            self._send(200, json.dumps({"details": {"format": "gguf"}, "capabilities": ["completion", tools]}).encode())
             return
         if self.path != "/api/chat" or not isinstance(body, dict):
             self._send(

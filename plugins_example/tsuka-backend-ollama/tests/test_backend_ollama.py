@@ -26,6 +26,7 @@ from tsuka_core import (
     RequestError,
 )
 from tsuka_core.backends import http
+from tsuka_core.backends.base import ServerFacts
 from tsuka_core.engine.runner import run_test
 from tsuka_core.judge.checks import NoParams
 from tsuka_core.plugins.manager import LoadedPlugin
@@ -287,6 +288,45 @@ def test_decode_speed_comes_from_the_servers_own_timing() -> None:
 
     with OllamaServer(lambda body, n: reply) as server:
         assert with_backend(server, two) == (100.0, None)
+
+
+def test_the_servers_own_timings_are_the_answers_speed() -> None:
+    reply = OllamaReply.text("ok", eval_count=50, eval_duration=500_000_000)
+    with OllamaServer(lambda body, n: reply) as server:
+        response = complete(server, ChatRequest("m1", USER))
+
+    assert response.speed_source == "server"
+    assert (response.generation_ms, response.generated_tokens) == (500.0, 50)
+    assert (response.prompt_ms, response.prompt_processed, response.first_token_ms) == (40.0, 12, 40.0)
+    assert response.finish_reason == "stop"
+
+
+def test_without_counts_the_speed_is_the_wall_time() -> None:
+    with OllamaServer(lambda body, n: OllamaReply.text("ok", eval_count=None)) as server:
+        response = complete(server, ChatRequest("m1", USER))
+
+    assert (response.speed_source, response.generation_ms, response.prompt_ms) == ("wall", None, None)
+
+
+def test_server_facts_come_from_version_tags_and_show() -> None:
+    async def facts(backend: OllamaBackend) -> tuple[ServerFacts, ServerFacts]:
+        return await backend.server_facts("m1"), await backend.server_facts("m2")
+
+    with OllamaServer(models=["m1", "m2"]) as server:
+        with_tools, without = with_backend(server, facts)
+
+    assert with_tools == ServerFacts(kind="ollama", version="0.12.3", model_file="sha256-m1", supports_tools=True)
+    assert without.supports_tools is False
+    assert without.model_file == "sha256-m2"
+
+
+def test_server_facts_of_a_server_that_answers_none_of_it_are_only_its_kind() -> None:
+    async def facts(backend: OllamaBackend) -> ServerFacts:
+        return await backend.server_facts("m1")
+
+    with OllamaServer() as server:
+        gone = server.base_url
+    assert with_backend(gone, facts) == ServerFacts(kind="ollama")
 
 
 # --- failures ---------------------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from tsuka_core import (
     run_seed,
     url_secrets,
 )
+from tsuka_core.backends.base import ServerFacts
 
 __all__ = ["DEFAULT_HOST", "OPTIONS", "THINK", "OllamaBackend", "base_url_from", "is_think_rejection"]
 
@@ -138,6 +139,46 @@ class OllamaBackend(Backend):
             raise RequestError(f"GET {self.provider}/api/tags: the answer has no 'models' list")
         names = (entry.get("name") or entry.get("model") for entry in models if isinstance(entry, Mapping))
         return [name for name in names if isinstance(name, str) and name]
+
+    async def server_facts(self, model: str) -> ServerFacts:
+        """What Ollama says of itself and ``model``: its version, the model's digest, whether it takes tools.
+
+        From ``GET /api/version``, ``GET /api/tags`` and ``POST /api/show``
+        (``capabilities``); whatever cannot be read is left out.
+        """
+        version = await self._quietly("GET", "/api/version", None)
+        shown = await self._quietly("POST", "/api/show", {"model": model})
+        tags = await self._quietly("GET", "/api/tags", None)
+        capabilities = shown.get("capabilities")
+        tools = "tools" in capabilities if isinstance(capabilities, list) else None
+        entries = tags.get("models")
+        digest = (
+            next(
+                (
+                    e.get("digest")
+                    for e in entries
+                    if isinstance(e, Mapping) and model in (e.get("name"), e.get("model"))
+                ),
+                None,
+            )
+            if isinstance(entries, list)
+            else None
+        )
+        found = version.get("version")
+        return ServerFacts(
+            kind="ollama",
+            version=found if isinstance(found, str) and found else None,
+            model_file=digest if isinstance(digest, str) and digest else None,
+            supports_tools=tools,
+        )
+
+    async def _quietly(self, method: str, path: str, body: Any) -> Mapping[str, Any]:
+        """The answer of one request, or nothing when it fails or is not an object."""
+        try:
+            reply = await self._send(method, path, body)
+        except RequestError:
+            return {}
+        return reply.data if isinstance(reply.data, Mapping) else {}
 
     # docs:start complete
     async def complete(self, request: ChatRequest) -> ChatResponse:

@@ -17,7 +17,7 @@ from tsuka_core import (
     strip_reasoning,
 )
 
-__all__ = ["DecodeTiming", "ollama_messages", "ollama_tools", "parse_chat"]
+__all__ = ["DecodeTiming", "ollama_messages", "ollama_tools", "parse_chat", "server_timings"]
 
 _TIER_KEY = "requiredTier"
 MAX_TOKENS = 10_000_000
@@ -124,12 +124,32 @@ def _generated_text(content: str, thinking: str | None, calls: Sequence[ToolCall
     return content + (thinking or "") + arguments
 
 
+def server_timings(data: Mapping[str, Any], generated: int | None) -> dict[str, Any]:
+    """ChatResponse fields from Ollama's ``eval_duration`` and ``prompt_eval_*``; empty when it sent none."""
+    fields: dict[str, Any] = {}
+    eval_ns = _count(data.get("eval_duration"))
+    if generated is not None and eval_ns:
+        fields.update(generation_ms=eval_ns / 1e6, generated_tokens=generated, speed_source="server")
+    prompt_ns = _count(data.get("prompt_eval_duration"))
+    if prompt_ns is not None:
+        prompt_ms = prompt_ns / 1e6
+        fields.update(prompt_ms=prompt_ms, prompt_processed=_count(data.get("prompt_eval_count")))
+        fields["first_token_ms"] = prompt_ms
+    return fields
+
+
+def _finish_reason(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def parse_chat(data: Any, label: str, duration: float) -> tuple[ChatResponse, DecodeTiming | None]:
     """Read a non-streamed ``/api/chat`` answer into a ChatResponse, and the server's decode timing if it sent one.
 
     ``message.thinking`` is reasoning (kept apart, never checked); usage comes
     from ``prompt_eval_count`` and ``eval_count`` (estimated from the text when
-    absent); ``duration`` is the wall time of the request.
+    absent); ``duration`` is the wall time of the request. ``eval_duration`` and
+    ``prompt_eval_duration`` (nanoseconds) are the server's own generation and
+    prompt times, and ``done_reason`` why it stopped.
     """
     message = data.get("message") if isinstance(data, Mapping) else None
     if not isinstance(message, Mapping):
@@ -150,6 +170,8 @@ def parse_chat(data: Any, label: str, duration: float) -> tuple[ChatResponse, De
         completion_tokens=tokens,
         usage_estimated=completion is None,
         duration=duration,
+        finish_reason=_finish_reason(data.get("done_reason")),
+        **server_timings(data, completion),
     )
     nanoseconds = _count(data.get("eval_duration"))
     timing = DecodeTiming(completion, nanoseconds / 1e9) if completion is not None and nanoseconds else None

@@ -1,0 +1,146 @@
+"""Failed answers told apart: a tool call in the text, a wrong tool, bad or missing arguments, a cut, only thinking."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from answerers import PERFECT_TEXT, perfect, which_test
+from hypothesis import given
+from hypothesis import strategies as st
+from imitations import LlamaCppImitation, measure
+from loopback import Reply
+
+from tsuka_core.backends.base import ChatResponse
+from tsuka_core.engine.faults import IN_TEXT, answer_fault
+from tsuka_core.judge.answer import ToolCall
+from tsuka_core.judge.textcalls import text_tool_call
+from tsuka_core.plugins.registry import Registry
+from tsuka_core.suite.model import Suite
+
+FIND: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "find_customer",
+        "parameters": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>\n{"name": "find_customer", "arguments": {"name": "Daniel Hughes"}}\n</tool_call>',
+        '[TOOL_CALLS][{"name": "find_customer", "arguments": {"name": "Daniel Hughes"}}]',
+        '[TOOL_CALLS]find_customer[ARGS]{"name": "Daniel Hughes"}',
+        '{"name": "find_customer", "arguments": {"name": "Daniel Hughes"}}',
+        '```json\n{"name": "find_customer", "parameters": {"name": "Daniel Hughes"}}\n```',
+        '<function=find_customer>{"name": "Daniel Hughes"}</function>',
+    ],
+)
+def test_a_tool_call_written_as_text_is_found_and_named(text: str) -> None:
+    assert text_tool_call(text) == "find_customer"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The customer is Daniel Hughes.", '{"name": "Daniel", "age": 4}', 'Here: {"name": "x", "arguments": {}} ok', ""],
+)
+def test_prose_and_plain_json_are_no_tool_call(text: str) -> None:
+    assert text_tool_call(text) is None
+
+
+@given(st.text(max_size=300))
+def test_arbitrary_text_never_breaks_the_search(text: str) -> None:
+    found = text_tool_call(text)
+    assert found is None or isinstance(found, str)
+
+
+def call(name: str, arguments: Any, problem: str | None = None) -> ToolCall:
+    return ToolCall("call_0", name, arguments, problem)
+
+
+@pytest.mark.parametrize(
+    ("response", "kind", "said"),
+    [
+        (ChatResponse(text='<tool_call>{"name": "find_customer", "arguments": {}}'), "in_text", IN_TEXT),
+        (ChatResponse(text="", tool_calls=(call("delete_all", {}),)), "wrong_tool", "wrong tool: called delete_all"),
+        (ChatResponse(text="", tool_calls=(call("find_customer", None, "not JSON"),)), "invalid_arguments", "JSON"),
+        (ChatResponse(text="", tool_calls=(call("find_customer", {}),)), "missing_argument", "argument(s): name"),
+        (ChatResponse(text="The", finish_reason="length", completion_tokens=99), "cut", "finish_reason: length"),
+        (
+            ChatResponse(text="", reasoning="hmm", finish_reason="length", completion_tokens=64),
+            "thinking_only",
+            "all 64 tokens were spent thinking",
+        ),
+        (
+            ChatResponse(text="", content="<think>hmm, and then", finish_reason="length", completion_tokens=32),
+            "thinking_only",
+            "all 32 tokens were spent thinking",
+        ),
+    ],
+)
+def test_each_kind_is_named(response: ChatResponse, kind: str, said: str) -> None:
+    found = answer_fault(response, [FIND], "find_customer")
+    assert found is not None
+    assert found[0] == kind
+    assert said in found[1]
+
+
+def test_a_right_call_and_a_plain_text_answer_have_no_fault() -> None:
+    right = ChatResponse(text="", tool_calls=(call("find_customer", {"name": "D"}),))
+    assert answer_fault(right, [FIND], "find_customer") is None
+    assert answer_fault(ChatResponse(text="no idea"), [FIND], "find_customer") is None
+    assert answer_fault(ChatResponse(text='{"name": "x", "arguments": {}}'), [], None) is None
+
+
+def in_text(body: dict[str, Any], n: int) -> Reply:
+    """Right answers, except that tool calls come back as ``<tool_call>`` text, as a template without tools gives."""
+    reply = perfect(body, n)
+    if not reply.tool_calls:
+        return reply
+    name, arguments = reply.tool_calls[0]
+    return Reply.text(f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>")
+
+
+def test_a_sweep_counts_tool_calls_in_text_and_says_so_in_the_details(
+    tmp_path: Path, suite: Suite, registry: Registry
+) -> None:
+    with LlamaCppImitation(in_text, rate=5000.0, tokens=10) as server:
+        report, _, profiles = measure(server, tmp_path / "p.json", suite, registry, 1)
+
+    profile = profiles["smollm2@none"]
+    tool_tests = [t for t in suite.tests if t.tools and any(c.type == "tool_called" for s in t.steps for c in s.checks)]
+    assert profile["toolCallsInText"] == len(tool_tests) == profile["answerFaults"]["toolCallsInText"]
+    details = [
+        c.outcome.detail
+        for level in report.sweeps[0].levels
+        for t in level.tests
+        for s in t.steps
+        for c in s.checks
+        if c.outcome.status == "failed" and s.sent
+    ]
+    assert any(d.startswith(f"{IN_TEXT} (find_customer)") for d in details), details
+    assert profile["scores"]["toolCalling"] < 100
+
+
+def cut_json(body: dict[str, Any], n: int) -> Reply:
+    """The JSON tests cut half-way at the token limit; everything else right."""
+    name, _ = which_test(body)
+    if name.startswith("json_"):
+        return Reply(content=PERFECT_TEXT[name][:20], usage=(12, 7))
+    return perfect(body, n)
+
+
+def test_an_answer_cut_at_the_limit_is_counted_and_said(tmp_path: Path, suite: Suite, registry: Registry) -> None:
+    def json_test(body: dict[str, Any]) -> bool:
+        return which_test(body)[0].startswith("json_")
+
+    with LlamaCppImitation(cut_json, rate=5000.0, tokens=10, cut=json_test) as server:
+        report, _, profiles = measure(server, tmp_path / "p.json", suite, registry, 1)
+
+    assert profiles["smollm2@none"]["answerFaults"] == {"cutAtLimit": 2}
+    details = [c.outcome.detail for t in report.sweeps[0].levels[0].tests for s in t.steps for c in s.checks]
+    assert any(d.startswith("answer cut at the token limit") for d in details)

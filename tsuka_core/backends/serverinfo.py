@@ -1,0 +1,76 @@
+"""What OpenAI-compatible servers report beyond the standard answer: llama.cpp timings and /props, usage details."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from tsuka_core.backends.base import ServerFacts
+from tsuka_core.plausible import token_count
+
+__all__ = ["count", "facts_from_props", "reasoning_tokens", "server_timings"]
+
+
+def count(value: Any) -> int | None:
+    """``value`` as a token count when it is a plausible one (see :func:`token_count`), else None."""
+    return token_count(value)
+
+
+def _millis(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < math.inf:
+        return float(value)
+    return None
+
+
+def server_timings(data: Mapping[str, Any]) -> dict[str, Any]:
+    """ChatResponse fields from llama.cpp's ``timings`` object; empty when the answer has none.
+
+    ``predicted_ms`` / ``predicted_n`` time the generation alone, ``prompt_ms`` /
+    ``prompt_n`` the prompt tokens the server had to process (its prompt cache
+    excluded); neither includes time spent queued for a free slot. The prompt
+    time stands for the time to the first token.
+    """
+    timings = data.get("timings")
+    if not isinstance(timings, Mapping):
+        return {}
+    generation_ms, generated = _millis(timings.get("predicted_ms")), count(timings.get("predicted_n"))
+    prompt_ms, processed = _millis(timings.get("prompt_ms")), count(timings.get("prompt_n"))
+    fields: dict[str, Any] = {}
+    if generation_ms is not None and generated is not None:
+        fields.update(generation_ms=generation_ms, generated_tokens=generated, speed_source="server")
+    if prompt_ms is not None:
+        fields.update(prompt_ms=prompt_ms, prompt_processed=processed, first_token_ms=prompt_ms)
+    return fields
+
+
+def reasoning_tokens(usage: Mapping[str, Any]) -> int | None:
+    """``usage.completion_tokens_details.reasoning_tokens``, where the server counts reasoning apart."""
+    details = usage.get("completion_tokens_details")
+    return count(details.get("reasoning_tokens")) if isinstance(details, Mapping) else None
+
+
+def facts_from_props(props: Mapping[str, Any]) -> ServerFacts:
+    """What llama.cpp's ``GET /props`` says: build, model file, slots and the chat template's capabilities.
+
+    An answer without any of llama.cpp's own keys is not llama.cpp's: no facts.
+    """
+    if not any(key in props for key in ("total_slots", "build_info", "chat_template_caps", "model_path")):
+        return ServerFacts()
+    caps = props.get("chat_template_caps")
+    caps = caps if isinstance(caps, Mapping) else {}
+    build, path = props.get("build_info"), props.get("model_path")
+    slots = count(props.get("total_slots"))
+    return ServerFacts(
+        kind="llama.cpp",
+        version=build if isinstance(build, str) and build else None,
+        model_file=path if isinstance(path, str) and path else None,
+        slots=slots if slots else None,
+        supports_tools=_flag(caps.get("supports_tools")),
+        supports_parallel_tool_calls=_flag(caps.get("supports_parallel_tool_calls")),
+        supports_reasoning_effort=_flag(caps.get("supports_reasoning_effort")),
+    )
+
+
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None

@@ -1,0 +1,49 @@
+"""Which suite judges a stored profile: the one named with ``--suite``, else the one it was measured with."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tsuka_core.suite.loading import default_suite_path, suite_hash
+
+__all__ = ["DEFAULT_SUITE", "SuiteHashes", "suite_label"]
+
+DEFAULT_SUITE = "default"
+"""What a profile's ``suite`` says when it was measured with the suite installed with tsuka."""
+
+
+def suite_label(path: Path) -> str:
+    """What a profile stores as its ``suite``: ``default`` for the installed suite, else the folder's full path."""
+    resolved = Path(path).resolve()
+    return DEFAULT_SUITE if resolved == default_suite_path().resolve() else str(resolved)
+
+
+class SuiteHashes:
+    """The hash each profile is judged against: ``--suite``'s when given, else that of the suite it names.
+
+    A profile that names no suite (written before profiles named theirs, or by
+    the reference system), or one whose folder is gone, is judged against the
+    installed suite. Each folder is hashed once.
+    """
+
+    def __init__(self, given: Path | None = None) -> None:
+        self.given = given
+        self._hashes: dict[Path, str] = {}
+
+    def folder(self, profile: object) -> Path:
+        """The suite folder ``profile`` is judged against."""
+        if self.given is not None:
+            return self.given
+        named = profile.get("suite") if isinstance(profile, Mapping) else None
+        if isinstance(named, str) and named != DEFAULT_SUITE and Path(named).is_dir():
+            return Path(named)
+        return default_suite_path()
+
+    def __call__(self, profile: Mapping[str, Any] | object) -> str:
+        """The hash of the suite ``profile`` is judged against."""
+        folder = self.folder(profile)
+        if folder not in self._hashes:
+            self._hashes[folder] = suite_hash(folder)
+        return self._hashes[folder]
