@@ -128,7 +128,7 @@ def server_flags(threads: int) -> list[str]:
     template = ROOT / "tsuka_core" / "backends" / "templates" / "chatml-tools.jinja"
     return [
         *("--chat-template-file", str(template), "-t", str(threads), "-np", "4", "-c", str(4 * 4096)),
-        *("--no-cache-prompt", "--temp", "0", "--top-k", "1", "--seed", "42", "--repeat-penalty", "1"),
+        *("--no-cache-prompt", "-fa", "off", "--temp", "0", "--top-k", "1", "--seed", "42", "--repeat-penalty", "1"),
     ]
 
 

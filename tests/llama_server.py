@@ -1,7 +1,8 @@
 """Serve a GGUF model over llama.cpp's OpenAI-compatible HTTP API (xllamacpp's server) on 127.0.0.1, for tests.
 
 usage: python tests/llama_server.py MODEL.gguf [--alias NAME] [--tool-template | --chat-template-file FILE]
-       [-t THREADS] [-np SLOTS] [-c CTX] [--no-cache-prompt] [--temp T] [--top-k K] [--seed S] [--repeat-penalty P]
+       [-t THREADS] [-np SLOTS] [-c CTX] [--no-cache-prompt] [-fa on|off|auto]
+       [--temp T] [--top-k K] [--seed S] [--repeat-penalty P]
 
 The flags are ``llama-server``'s, with the same meaning (``-c`` is shared by the
 ``-np`` slots), so a test run here is reproduced by ``llama-server`` with the
@@ -37,6 +38,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("-np", "--parallel", type=int, default=1)
     parser.add_argument("-c", "--ctx-size", type=int, default=4096)
     parser.add_argument("--no-cache-prompt", action="store_true")
+    parser.add_argument("-fa", "--flash-attn", choices=("on", "off", "auto"), default="auto")
     parser.add_argument("--temp", type=float)
     parser.add_argument("--top-k", type=int)
     parser.add_argument("--seed", type=int)
@@ -54,6 +56,12 @@ def server_params(args: argparse.Namespace) -> xllamacpp.CommonParams:
         params.cpuparams.n_threads = args.threads
         params.cpuparams_batch.n_threads = args.threads
     params.cache_prompt = not args.no_cache_prompt
+    kinds = xllamacpp.llama_flash_attn_type
+    params.flash_attn_type = {
+        "on": kinds.LLAMA_FLASH_ATTN_TYPE_ENABLED,
+        "off": kinds.LLAMA_FLASH_ATTN_TYPE_DISABLED,
+        "auto": kinds.LLAMA_FLASH_ATTN_TYPE_AUTO,
+    }[args.flash_attn]
     params.use_jinja = True
     template = TOOL_TEMPLATE if args.tool_template else args.chat_template_file
     if template is not None:

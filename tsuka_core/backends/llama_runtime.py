@@ -109,6 +109,9 @@ def _params(runtime: Any, settings: ServerSettings, template: str | None, key: s
     params.cpuparams.n_threads = settings.threads
     params.cpuparams_batch.n_threads = settings.threads
     params.cache_prompt = False  # --no-cache-prompt: every prompt is evaluated whole
+    # -fa off: with flash attention an answer's last digits depended on how long the other slots' sequences
+    # were, so parallel slots made a long answer differ from run to run
+    params.flash_attn_type = runtime.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_DISABLED
     params.use_jinja = True
     if template is not None:
         params.chat_template = template
