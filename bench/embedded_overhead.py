@@ -90,7 +90,12 @@ def interrupt(checkout: Path, args: Sequence[str]) -> tuple[float, int]:
     with tempfile.TemporaryDirectory() as folder:
         command = [str(TSUKA), "run", "all", *args, "--profiles", f"{folder}/p.json", "--no-history"]
         process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environment(checkout)
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment(checkout),
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509  (a background shell ignores SIGINT)
         )
         assert process.stderr is not None
         for line in process.stderr:  # progress lines: "MODEL@none 1/7 NAME SCORE [T s]"

@@ -7,6 +7,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -45,6 +46,8 @@ FIND_USER: dict[str, Any] = {
 }
 ASK_ID = "Please find the user id for Maria Rossi."
 MAX_TOKENS = 64
+STOP_SECONDS = 2.0
+"""Seconds an embedded run may take to exit after Ctrl-C."""
 
 
 def backend(**config: Any) -> EmbeddedBackend:
@@ -529,3 +532,38 @@ def test_run_k_of_a_repeated_test_samples_with_seed_plus_k_minus_one() -> None:
     note = backend().repeats_note()
     assert note is not None
     assert "temperature 0 (greedy)" in note
+
+
+@pytest.mark.model
+def test_ctrl_c_stops_an_embedded_run_at_once_and_exits_130(smol: tuple[EmbeddedBackend, str], tmp_path: Path) -> None:
+    """SIGINT once the first test has finished: the answers being generated stop, the process exits promptly."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_"))}
+    command = [str(Path(sys.executable).with_name("tsuka")), "run", "all", "--profiles", str(tmp_path / "p.json")]
+    process = subprocess.Popen(
+        [*command, "--no-history"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509  (a shell may start us with SIGINT ignored)
+    )
+    try:
+        assert process.stderr is not None
+        lines = []
+        for line in process.stderr:  # a progress line per finished test: "MODEL@none 1/7 NAME SCORE [T s]"
+            lines.append(line)
+            if " 1/7 " in line or len(lines) > 100:
+                break
+        assert " 1/7 " in lines[-1], lines
+        process.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, err = process.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, err
+    assert took < STOP_SECONDS, f"exit took {took:.1f} s"
+    assert "tsuka: interrupted" in err
+    assert "Traceback" not in err
