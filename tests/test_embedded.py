@@ -29,7 +29,7 @@ from tsuka_core.backends.embedded import (
     bundled_model_path,
     find_models,
 )
-from tsuka_core.backends.llama_runtime import TOOL_TEMPLATE, Cancelled
+from tsuka_core.backends.llama_runtime import TOOL_TEMPLATE, Cancelled, StreamedCompletion, Timings
 from tsuka_core.errors import BackendError, RequestError
 
 FIND_USER: dict[str, Any] = {
@@ -568,3 +568,46 @@ def test_ctrl_c_stops_an_embedded_run_at_once_and_exits_130(smol: tuple[Embedded
     assert took < STOP_SECONDS, f"exit took {took:.1f} s"
     assert "tsuka: interrupted" in err
     assert "Traceback" not in err
+
+
+def test_streamed_chunks_are_put_back_together_as_the_servers_completion() -> None:
+    function = {"name": "find_user", "arguments": '{"name": "Ann"}'}
+    answer = StreamedCompletion()
+    call = {"index": 0, "id": "Ab1", "type": "function", "function": {"name": "find_user", "arguments": '{"na'}}
+    for chunk in (
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": None}}]},
+        {"choices": [{"index": 0, "delta": {"content": "Sure"}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": 'me": "Ann"}'}}]}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "timings": {"predicted_n": 9}},
+        {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 9}},
+    ):
+        answer.add(chunk)
+    assert answer.result() == {
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": "Sure",
+                    "tool_calls": [{"type": "function", "id": "Ab1", "function": function}],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "timings": {"predicted_n": 9},
+        "usage": {"prompt_tokens": 5, "completion_tokens": 9},
+    }
+    refused = StreamedCompletion()
+    refused.add({"error": {"code": 400, "message": "too long"}})
+    assert refused.result() == {"error": {"code": 400, "message": "too long"}}
+
+
+def test_llama_cpp_timings_are_summed_and_malformed_ones_ignored() -> None:
+    timings = Timings()
+    timings.add({"prompt_n": 10, "prompt_ms": 20.0, "predicted_n": 5, "predicted_ms": 50.0, "cache_n": 0})
+    timings.add({"prompt_n": 1, "prompt_ms": 2.5, "predicted_n": 2, "predicted_ms": 10.0})
+    for bad in (None, {"prompt_n": 1}, {"prompt_n": "x", "prompt_ms": 1, "predicted_n": 1, "predicted_ms": 1}):
+        timings.add(bad)
+    assert timings == Timings(requests=2, prompt_n=11, prompt_ms=22.5, predicted_n=7, predicted_ms=60.0)
