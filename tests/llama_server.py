@@ -1,13 +1,18 @@
 """Serve a GGUF model over llama.cpp's OpenAI-compatible HTTP API (xllamacpp's server) on 127.0.0.1, for tests.
 
-usage: python tests/llama_server.py MODEL.gguf [--alias NAME] [--tool-template]
+usage: python tests/llama_server.py MODEL.gguf [--alias NAME] [--tool-template | --chat-template-file FILE]
+       [-t THREADS] [-np SLOTS] [-c CTX] [--no-cache-prompt] [-fa on|off|auto]
+       [--temp T] [--top-k K] [--seed S] [--repeat-penalty P]
 
-Prints ``READY http://127.0.0.1:PORT`` (a free port picked by the server) once
-the model is loaded, serves until SIGTERM or SIGINT, then stops cleanly.
-``--tool-template`` replaces the model's chat template with a ChatML one that
-renders ``tools`` and lets llama.cpp parse ``<tool_call>`` output into
-``tool_calls`` (SmolLM2's own template has no tool support, so the server
-ignores ``tools``).
+The flags are ``llama-server``'s, with the same meaning (``-c`` is shared by the
+``-np`` slots), so a test run here is reproduced by ``llama-server`` with the
+same flags. Prints ``READY http://127.0.0.1:PORT`` (a free port picked by the
+server) once the model is loaded, serves until SIGTERM or SIGINT, then stops
+cleanly. ``--tool-template`` is ``--chat-template-file`` with tsuka's ChatML
+tool template (``tsuka_core/backends/templates/chatml-tools.jinja``, the one the
+embedded backend serves SmolLM2 with), which renders ``tools`` and lets
+llama.cpp parse ``<tool_call>`` output into ``tool_calls`` (SmolLM2's own
+template has no tool support, so the server ignores ``tools``).
 """
 
 from __future__ import annotations
@@ -15,61 +20,63 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
+from pathlib import Path
 
 import xllamacpp  # type: ignore[import-untyped]
 
-TOOL_TEMPLATE = r"""{%- if tools %}
-{{- '<|im_start|>system\n' }}
-{%- if messages[0]['role'] == 'system' %}{{- messages[0]['content'] + '\n\n' }}{%- endif %}
-{{- "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n" }}
-{{- "You are provided with function signatures within <tools></tools> XML tags:\n<tools>" }}
-{%- for tool in tools %}{{- "\n" }}{{- tool | tojson }}{%- endfor %}
-{{- "\n</tools>\n\nFor each function call, return a json object with function name and arguments " }}
-{{- "within <tool_call></tool_call> XML tags:\n<tool_call>\n" }}
-{{- '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call><|im_end|>\n' }}
-{%- elif messages[0]['role'] == 'system' %}
-{{- '<|im_start|>system\n' + messages[0]['content'] + '<|im_end|>\n' }}
-{%- endif %}
-{%- for message in messages %}
-{%- if message.role == "user" or (message.role == "system" and not loop.first) %}
-{{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' }}
-{%- elif message.role == "assistant" %}
-{{- '<|im_start|>assistant' }}
-{%- if message.content %}{{- '\n' + message.content }}{%- endif %}
-{%- for tool_call in message.tool_calls or [] %}
-{%- if tool_call.function is defined %}{%- set tool_call = tool_call.function %}{%- endif %}
-{{- '\n<tool_call>\n{"name": "' + tool_call.name + '", "arguments": ' }}
-{{- tool_call.arguments | tojson }}{{- '}\n</tool_call>' }}
-{%- endfor %}
-{{- '<|im_end|>\n' }}
-{%- elif message.role == "tool" %}
-{{- '<|im_start|>tool\n' + message.content + '<|im_end|>\n' }}
-{%- endif %}
-{%- endfor %}
-{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- endif %}
-"""
+TOOL_TEMPLATE = Path(__file__).resolve().parents[1] / "tsuka_core" / "backends" / "templates" / "chatml-tools.jinja"
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model")
     parser.add_argument("--alias", default="smollm2")
-    parser.add_argument("--tool-template", action="store_true")
-    parser.add_argument("--threads", type=int, default=0)
-    args = parser.parse_args()
+    template = parser.add_mutually_exclusive_group()
+    template.add_argument("--tool-template", action="store_true")
+    template.add_argument("--chat-template-file", type=Path)
+    parser.add_argument("-t", "--threads", type=int, default=0)
+    parser.add_argument("-np", "--parallel", type=int, default=1)
+    parser.add_argument("-c", "--ctx-size", type=int, default=4096)
+    parser.add_argument("--no-cache-prompt", action="store_true")
+    parser.add_argument("-fa", "--flash-attn", choices=("on", "off", "auto"), default="auto")
+    parser.add_argument("--temp", type=float)
+    parser.add_argument("--top-k", type=int)
+    parser.add_argument("--seed", type=int)
+    parser.add_argument("--repeat-penalty", type=float)
+    return parser.parse_args()
+
+
+def server_params(args: argparse.Namespace) -> xllamacpp.CommonParams:
     params = xllamacpp.CommonParams()
     params.model.path = args.model
     params.model_alias = {args.alias}
-    params.n_ctx = 4096
-    params.n_parallel = 1
+    params.n_ctx = args.ctx_size
+    params.n_parallel = args.parallel
     if args.threads:
         params.cpuparams.n_threads = args.threads
         params.cpuparams_batch.n_threads = args.threads
+    params.cache_prompt = not args.no_cache_prompt
+    kinds = xllamacpp.llama_flash_attn_type
+    params.flash_attn_type = {
+        "on": kinds.LLAMA_FLASH_ATTN_TYPE_ENABLED,
+        "off": kinds.LLAMA_FLASH_ATTN_TYPE_DISABLED,
+        "auto": kinds.LLAMA_FLASH_ATTN_TYPE_AUTO,
+    }[args.flash_attn]
+    params.use_jinja = True
+    template = TOOL_TEMPLATE if args.tool_template else args.chat_template_file
+    if template is not None:
+        params.chat_template = template.read_text(encoding="utf-8")
+    for flag, field in (("temp", "temp"), ("top_k", "top_k"), ("seed", "seed"), ("repeat_penalty", "penalty_repeat")):
+        if getattr(args, flag) is not None:
+            setattr(params.sampling, field, getattr(args, flag))
     params.hostnames = ["127.0.0.1"]
     params.port = 0
     params.verbosity = 0
-    if args.tool_template:
-        params.chat_template = TOOL_TEMPLATE
+    return params
+
+
+def main() -> None:
+    params = server_params(arguments())
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())

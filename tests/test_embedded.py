@@ -6,19 +6,21 @@ import asyncio
 import dataclasses
 import importlib.util
 import json
+import os
+import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
 import pytest
 
-from tsuka_core.backends import embedded
+from tsuka_core.backends import embedded, embedded_model
 from tsuka_core.backends.base import BackendConfig, ChatRequest, ChatResponse
-from tsuka_core.backends.chatml import render_prompt
 from tsuka_core.backends.embedded import (
     INSTALL_MODEL,
     INSTALL_RUNTIME,
@@ -27,6 +29,7 @@ from tsuka_core.backends.embedded import (
     bundled_model_path,
     find_models,
 )
+from tsuka_core.backends.llama_runtime import TOOL_TEMPLATE, Cancelled, StreamedCompletion, Timings
 from tsuka_core.errors import BackendError, RequestError
 
 FIND_USER: dict[str, Any] = {
@@ -43,6 +46,9 @@ FIND_USER: dict[str, Any] = {
 }
 ASK_ID = "Please find the user id for Maria Rossi."
 MAX_TOKENS = 64
+STOP_SECONDS = 5.0
+"""Seconds an embedded run may take to exit after Ctrl-C: answers being generated stop at their next token
+(under a second), but a prompt still being evaluated is finished first, which on a busy machine takes seconds."""
 
 
 def backend(**config: Any) -> EmbeddedBackend:
@@ -126,21 +132,25 @@ def test_sampling_is_pinned_recorded_and_overridable() -> None:
     assert backend().profile_extra("m", None) == {
         "sampling": {"temperature": 0.0, "seed": 42, "repeatPenalty": 1.0, "topK": 1}
     }
-    tuned = backend(temperature=0.7, seed=7, options={"repeat_penalty": "1.1", "n_ctx": "2048", "threads": "2"})
+    tuned = backend(
+        temperature=0.7,
+        seed=7,
+        options={"repeat_penalty": "1.1", "n_ctx": "2048", "threads": "2", "parallel": "3"},
+    )
     assert tuned.profile_extra("m", "low") == {
         "sampling": {"temperature": 0.7, "seed": 7, "repeatPenalty": 1.1, "topK": 40}
     }
-    assert (tuned.n_ctx, tuned.threads) == (2048, 2)
-    assert (backend().n_ctx, backend().threads) == (4096, 1)
-    assert backend(options={"threads": "0"}).threads is None
-    assert EmbeddedBackend.applies_effort is False
+    assert (tuned.n_ctx, tuned.threads, tuned.parallel) == (2048, 2, 3)
+    cores = len(os.sched_getaffinity(0))
+    assert (backend().n_ctx, backend().threads, backend().parallel) == (4096, cores, 4)
+    assert backend(options={"threads": "0", "parallel": "0"}).threads == cores
     assert backend().provider == "embedded"
 
 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"ctx": "1"}, "has no option 'ctx'; it reads: n_ctx, repeat_penalty, threads"),
+        ({"ctx": "1"}, "has no option 'ctx'; it reads: n_ctx, parallel, repeat_penalty, threads"),
         ({"n_ctx": "big"}, "--option n_ctx='big' is not a number"),
         ({"threads": "-2"}, "--option threads='-2' must not be negative"),
     ],
@@ -150,93 +160,164 @@ def test_bad_options_are_refused(options: dict[str, str], message: str) -> None:
         backend(options=options)
 
 
-class FakeRuntime:
-    """Stands in for the loaded model: records what it is asked and answers from a script."""
+def test_the_request_body_is_the_openai_backends_with_sampling_always_given() -> None:
+    request = ChatRequest("m", [{"role": "assistant", "content": None}], ({**FIND_USER, "requiredTier": "medium"},))
+    body = backend(max_tokens=9).request_body(dataclasses.replace(request, effort="low", repeat=3))
+    assert body == {
+        "messages": [{"role": "assistant", "content": ""}],
+        "max_tokens": 9,
+        "tools": [FIND_USER],
+        "tool_choice": "auto",
+        "temperature": 0.0,
+        "seed": 44,
+        "reasoning_effort": "low",
+    }
+    assert backend().request_body(ChatRequest("m", []))["max_tokens"] == 512
+
+
+class FakeServer:
+    """Stands in for llama.cpp's server: records the bodies, answers from a script, honours ``stop``."""
+
+    def __init__(self, model: FakeModel, tools: bool) -> None:
+        self.model = model
+        self.tools = tools
+
+    def chat(self, body: dict[str, Any], stop: Callable[[], bool]) -> dict[str, Any]:
+        model = self.model
+        with model.lock:
+            model.active += 1
+            model.most_active = max(model.most_active, model.active)
+            model.bodies.append((self.tools, body))
+        try:
+            for _ in range(model.tokens):  # one "token" per 10 ms until done or stopped
+                if stop():
+                    model.stopped += 1
+                    raise Cancelled
+                time.sleep(0.01)
+        finally:
+            with model.lock:
+                model.active -= 1
+        if model.answers:
+            return model.answers.pop(0)
+        message = {"role": "assistant", "content": "ok"}
+        return {"choices": [{"message": message}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+
+
+class FakeModel:
+    """Stands in for a loaded model; the class keeps what every instance saw."""
 
     loads: ClassVar[list[Path]] = []
-    payloads: ClassVar[list[dict[str, object]]] = []
-    answers: ClassVar[list[dict[str, Any]]] = []
-    active: ClassVar[int] = 0
-    most_active: ClassVar[int] = 0
     closed: ClassVar[int] = 0
+    current: ClassVar[FakeModel | None] = None
 
-    def __init__(self, path: Path, n_ctx: int, threads: int | None, sampling: embedded.Sampling) -> None:
+    def __init__(self, path: Path, n_ctx: int, parallel: int, threads: int, sampling: embedded.Sampling) -> None:
         del n_ctx, threads, sampling
-        FakeRuntime.loads.append(path)
+        FakeModel.loads.append(path)
+        FakeModel.current = self
+        self.parallel = parallel
+        self.lock = threading.Lock()
+        self.bodies: list[tuple[bool, dict[str, Any]]] = []
+        self.answers: list[dict[str, Any]] = []
+        self.active = self.most_active = self.stopped = 0
+        self.tokens = 1
 
-    def complete(self, payload: dict[str, object]) -> dict[str, Any]:
-        FakeRuntime.active += 1
-        FakeRuntime.most_active = max(FakeRuntime.most_active, FakeRuntime.active)
-        time.sleep(0.01)
-        FakeRuntime.active -= 1
-        FakeRuntime.payloads.append(payload)
-        if FakeRuntime.answers:
-            return FakeRuntime.answers.pop(0)
-        return {"choices": [{"text": "ok"}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+    def server_for(self, tools: bool) -> FakeServer:
+        return FakeServer(self, tools)
+
+    def effort_note(self) -> str | None:
+        return "its chat template does not read reasoning_effort"
 
     def close(self) -> None:
-        FakeRuntime.closed += 1
+        FakeModel.closed += 1
 
 
 @pytest.fixture
-def fake_runtime(fake_models: Path, monkeypatch: pytest.MonkeyPatch) -> type[FakeRuntime]:
-    for name in ("loads", "payloads", "answers"):
-        monkeypatch.setattr(FakeRuntime, name, [])
-    for name in ("active", "most_active", "closed"):
-        monkeypatch.setattr(FakeRuntime, name, 0)
-    monkeypatch.setattr(embedded, "_Runtime", FakeRuntime)
-    return FakeRuntime
+def fake_model(fake_models: Path, monkeypatch: pytest.MonkeyPatch) -> type[FakeModel]:
+    monkeypatch.setattr(FakeModel, "loads", [])
+    monkeypatch.setattr(FakeModel, "closed", 0)
+    monkeypatch.setattr(embedded_model, "LoadedModel", FakeModel)
+    return FakeModel
 
 
-def test_a_request_is_rendered_with_pinned_sampling_and_the_model_loaded_once(fake_runtime: type[FakeRuntime]) -> None:
+def loaded() -> FakeModel:
+    assert FakeModel.current is not None
+    return FakeModel.current
+
+
+def test_a_request_goes_to_the_tool_server_only_with_tools_and_the_model_loads_once(
+    fake_model: type[FakeModel],
+) -> None:
     subject = backend()
-    messages = [{"role": "user", "content": "Hi"}]
 
     async def main() -> list[ChatResponse]:
-        replies = [await subject.complete(ChatRequest("Bundled.Q4", messages, (FIND_USER,))) for _ in range(2)]
+        replies = [
+            await subject.complete(ChatRequest("Bundled.Q4", [{"role": "user", "content": "Hi"}], tools))
+            for tools in ((FIND_USER,), ())
+        ]
         await subject.aclose()
         return replies
 
     replies = asyncio.run(main())
-    assert len(fake_runtime.loads) == 1
-    assert fake_runtime.closed == 1
-    assert fake_runtime.payloads[0] == {
-        "prompt": render_prompt(messages, [FIND_USER]),
-        "max_tokens": 512,
-        "stop": ["<|im_end|>"],
-        "cache_prompt": False,
-        "temperature": 0.0,
-        "seed": 42,
-        "repeat_penalty": 1.0,
-        "top_k": 1,
-    }
+    assert len(fake_model.loads) == 1
+    assert fake_model.closed == 1
+    assert [(tools, body.get("tools")) for tools, body in loaded().bodies] == [(True, [FIND_USER]), (False, None)]
     assert (replies[0].text, replies[0].prompt_tokens, replies[0].completion_tokens) == ("ok", 3, 1)
     assert replies[0].duration > 0
 
 
-def test_requests_to_one_model_run_one_at_a_time(fake_runtime: type[FakeRuntime]) -> None:
-    subject = backend(max_tokens=7)
+def test_at_most_parallel_requests_are_generated_at_once(fake_model: type[FakeModel]) -> None:
+    subject = backend(max_tokens=7, options={"parallel": "2"})
 
     async def main() -> None:
         request = ChatRequest("Bundled.Q4", [{"role": "user", "content": "Hi"}])
+        await subject.complete(request)
+        loaded().tokens = 5
         await asyncio.gather(*(subject.complete(request) for _ in range(6)))
 
     asyncio.run(main())
-    assert fake_runtime.most_active == 1
-    assert len(fake_runtime.loads) == 1
-    assert {payload["max_tokens"] for payload in fake_runtime.payloads} == {7}
+    assert loaded().most_active == 2
+    assert len(fake_model.loads) == 1
+    assert {body["max_tokens"] for _, body in loaded().bodies} == {7}
 
 
-def test_calls_in_the_text_become_tool_calls_and_missing_usage_is_estimated(fake_runtime: type[FakeRuntime]) -> None:
-    text = 'Sure.<tool_call>{"name": "find_user", "arguments": {"name": "Ann"}}</tool_call>'
-    fake_runtime.answers.append({"choices": [{"text": text}]})
-    reply = ask(backend(), "Bundled.Q4", "Find Ann", [FIND_USER])
-    assert (reply.text, reply.content) == ("Sure.", text)
-    assert [(call.id, call.name, call.arguments) for call in reply.tool_calls] == [
-        ("call_0", "find_user", {"name": "Ann"})
-    ]
+def test_a_cancelled_request_stops_its_generation_at_the_next_token(fake_model: type[FakeModel]) -> None:
+    subject = backend()
+
+    async def main() -> float:
+        request = ChatRequest("Bundled.Q4", [{"role": "user", "content": "Hi"}])
+        await subject.complete(request)
+        loaded().tokens = 3000  # 30 s unless stopped
+        task = asyncio.ensure_future(subject.complete(request))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        start = time.perf_counter()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await subject.aclose()
+        return time.perf_counter() - start
+
+    took = asyncio.run(main())
+    assert took < 1
+    assert loaded().stopped == 1
+    assert loaded().active == 0
+
+
+def test_llama_cpp_tool_calls_become_tool_calls_and_missing_usage_is_estimated(fake_model: type[FakeModel]) -> None:
+    subject = backend()
+    asyncio.run(subject.list_models())
+    call = {"id": "Xy7", "type": "function", "function": {"name": "find_user", "arguments": '{"name": "Ann"}'}}
+    answer = {"choices": [{"message": {"role": "assistant", "content": "", "tool_calls": [call]}}]}
+
+    async def main() -> ChatResponse:
+        request = ChatRequest("Bundled.Q4", [{"role": "user", "content": "Find Ann"}], (FIND_USER,))
+        await subject.complete(dataclasses.replace(request, tools=()))
+        loaded().answers.append(answer)
+        return await subject.complete(request)
+
+    reply = asyncio.run(main())
+    assert (reply.text, reply.content) == ("", "")
+    assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [("Xy7", "find_user", {"name": "Ann"})]
     assert reply.usage_estimated
-    assert reply.completion_tokens == round(len(text) / 3.5)
     assert reply.prompt_tokens is None
 
 
@@ -249,28 +330,41 @@ def test_calls_in_the_text_become_tool_calls_and_missing_usage_is_estimated(fake
             400,
         ),
         ({"error": "boom"}, "boom", None),
-        ({"choices": []}, "the runtime returned no text", None),
+        ({"choices": []}, "the answer has no choices", None),
     ],
 )
 def test_runtime_errors_are_request_errors(
-    fake_runtime: type[FakeRuntime], answer: dict[str, Any], message: str, status: int | None
+    fake_model: type[FakeModel], answer: dict[str, Any], message: str, status: int | None
 ) -> None:
-    fake_runtime.answers.append(answer)
+    subject = backend()
+
+    async def main() -> None:
+        request = ChatRequest("Bundled.Q4", [{"role": "user", "content": "Hi"}])
+        await subject.complete(request)
+        loaded().answers.append(answer)
+        await subject.complete(request)
+
     with pytest.raises(RequestError, match=message) as caught:
-        ask(backend(), "Bundled.Q4", "Hi")
+        asyncio.run(main())
     assert caught.value.status == status
     assert str(caught.value).startswith("backend 'embedded', model Bundled.Q4: ")
 
 
-def test_a_gguf_path_may_be_named_as_the_model(fake_runtime: type[FakeRuntime], tmp_path: Path) -> None:
+def test_a_gguf_path_may_be_named_as_the_model(fake_model: type[FakeModel], tmp_path: Path) -> None:
     extra = tmp_path / "extra.gguf"
     extra.touch()
     ask(backend(), str(extra), "Hi")
-    assert fake_runtime.loads == [extra]
+    assert fake_model.loads == [extra]
+
+
+def test_efforts_are_measured_once_when_the_template_does_not_read_them(fake_model: type[FakeModel]) -> None:
+    note = asyncio.run(backend().effort_ignored("Bundled.Q4"))
+    assert note == "its chat template does not read reasoning_effort"
+    assert backend().effort_params("high") == {"reasoning_effort": "high"}
 
 
 def test_a_model_that_cannot_load_fails_every_request_without_loading_again(
-    fake_runtime: type[FakeRuntime], monkeypatch: pytest.MonkeyPatch
+    fake_model: type[FakeModel], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     attempts: list[Path] = []
 
@@ -278,7 +372,7 @@ def test_a_model_that_cannot_load_fails_every_request_without_loading_again(
         attempts.append(path)
         raise BackendError(f"backend 'embedded' cannot load {path}: bad file")
 
-    monkeypatch.setattr(embedded, "_Runtime", broken)
+    monkeypatch.setattr(embedded_model, "LoadedModel", broken)
     subject = backend()
     for _ in range(2):
         with pytest.raises(BackendError, match=r"cannot load .*Bundled\.Q4\.gguf: bad file"):
@@ -345,11 +439,25 @@ def test_a_plain_answer(smol: tuple[EmbeddedBackend, str]) -> None:
 def test_a_tool_call_is_parsed_from_the_model(smol: tuple[EmbeddedBackend, str]) -> None:
     subject, model = smol
     reply = ask(subject, model, ASK_ID, [FIND_USER])
-    assert [(call.id, call.name, call.arguments) for call in reply.tool_calls] == [
-        ("call_0", "find_user", {"name": "Maria Rossi"})
-    ]
+    assert [(call.name, call.arguments) for call in reply.tool_calls] == [("find_user", {"name": "Maria Rossi"})]
+    assert reply.tool_calls[0].id
     assert reply.text == ""
     assert json.loads(reply.tool_calls[0].raw["function"]["arguments"]) == {"name": "Maria Rossi"}
+
+
+@pytest.mark.model
+def test_smollm2_is_served_with_the_packaged_tool_template(smol: tuple[EmbeddedBackend, str]) -> None:
+    subject, model = smol
+    note = asyncio.run(subject.effort_ignored(model))
+    assert note is not None
+    assert TOOL_TEMPLATE in note
+    loaded = subject._loaded(subject.model_file(model))
+    assert loaded.template == TOOL_TEMPLATE
+    body = subject.request_body(ChatRequest(model, [{"role": "user", "content": ASK_ID}], (FIND_USER,)))
+    prompt = loaded.server_for(True).render(body)
+    assert "find_user(name: string) -> Find a user's id from their full name." in prompt
+    assert prompt.endswith(f"<|im_start|>user\n{ASK_ID}<|im_end|>\n<|im_start|>assistant\n")
+    assert '<|im_start|>assistant\n<tool_call>{"name": "find_user", "arguments": {"name": "abc"}}</tool_call>' in prompt
 
 
 @pytest.mark.model
@@ -418,10 +526,88 @@ def test_run_k_of_a_repeated_test_samples_with_seed_plus_k_minus_one() -> None:
     request = ChatRequest("m", [{"role": "user", "content": "Hi"}])
     sampled = backend(temperature=0.7, seed=5)
 
-    seeds = [sampled.completion_fields(dataclasses.replace(request, repeat=k))["seed"] for k in (1, 2, 3)]
+    seeds = [sampled.request_body(dataclasses.replace(request, repeat=k))["seed"] for k in (1, 2, 3)]
 
     assert seeds == [5, 6, 7]
     assert sampled.repeats_note() is None
     note = backend().repeats_note()
     assert note is not None
     assert "temperature 0 (greedy)" in note
+
+
+@pytest.mark.model
+def test_ctrl_c_stops_an_embedded_run_at_once_and_exits_130(smol: tuple[EmbeddedBackend, str], tmp_path: Path) -> None:
+    """SIGINT once the first test has finished: the answers being generated stop, the process exits promptly."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_"))}
+    command = [str(Path(sys.executable).with_name("tsuka")), "run", "all", "--profiles", str(tmp_path / "p.json")]
+    process = subprocess.Popen(
+        [*command, "--no-history"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509  (a shell may start us with SIGINT ignored)
+    )
+    try:
+        assert process.stderr is not None
+        lines = []
+        for line in process.stderr:  # a progress line per finished test: "MODEL@none 1/7 NAME SCORE [T s]"
+            lines.append(line)
+            if " 1/7 " in line or len(lines) > 100:
+                break
+        assert " 1/7 " in lines[-1], lines
+        process.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, err = process.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, err
+    assert took < STOP_SECONDS, f"exit took {took:.1f} s"
+    assert "tsuka: interrupted" in err
+    assert "Traceback" not in err
+
+
+def test_streamed_chunks_are_put_back_together_as_the_servers_completion() -> None:
+    function = {"name": "find_user", "arguments": '{"name": "Ann"}'}
+    answer = StreamedCompletion()
+    call = {"index": 0, "id": "Ab1", "type": "function", "function": {"name": "find_user", "arguments": '{"na'}}
+    for chunk in (
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": None}}]},
+        {"choices": [{"index": 0, "delta": {"content": "Sure"}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": 'me": "Ann"}'}}]}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "timings": {"predicted_n": 9}},
+        {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 9}},
+    ):
+        answer.add(chunk)
+    assert answer.result() == {
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": "Sure",
+                    "tool_calls": [{"type": "function", "id": "Ab1", "function": function}],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "timings": {"predicted_n": 9},
+        "usage": {"prompt_tokens": 5, "completion_tokens": 9},
+    }
+    refused = StreamedCompletion()
+    refused.add({"error": {"code": 400, "message": "too long"}})
+    assert refused.result() == {"error": {"code": 400, "message": "too long"}}
+
+
+def test_llama_cpp_timings_are_summed_and_malformed_ones_ignored() -> None:
+    timings = Timings()
+    timings.add({"prompt_n": 10, "prompt_ms": 20.0, "predicted_n": 5, "predicted_ms": 50.0, "cache_n": 0})
+    timings.add({"prompt_n": 1, "prompt_ms": 2.5, "predicted_n": 2, "predicted_ms": 10.0})
+    for bad in (None, {"prompt_n": 1}, {"prompt_n": "x", "prompt_ms": 1, "predicted_n": 1, "predicted_ms": 1}):
+        timings.add(bad)
+    assert timings == Timings(requests=2, prompt_n=11, prompt_ms=22.5, predicted_n=7, predicted_ms=60.0)

