@@ -70,7 +70,8 @@ from tsuka_core.backends import http  # noqa: E402
 from tsuka_core.errors import StoreError  # noqa: E402
 from tsuka_core.plugins.registry import Registry  # noqa: E402
 from tsuka_core.storage import store as store_module  # noqa: E402
-from tsuka_core.storage.store import ProfileStore, dumps_store  # noqa: E402
+from tsuka_core.storage.layout import dumps_store  # noqa: E402
+from tsuka_core.storage.store import ProfileStore  # noqa: E402
 from tsuka_core.suite.loading import load_suite  # noqa: E402
 from tsuka_core.suite.model import Suite  # noqa: E402
 from tsuka_core.terms import Effort  # noqa: E402

@@ -15,12 +15,11 @@ from click.testing import CliRunner
 from pydantic import Field
 
 import tsuka_core
-from tsuka_core.cli import exits
+from tsuka_core.cli import clidoc, exits
+from tsuka_core.cli.clidoc import cli_markdown
 from tsuka_core.cli.main import cli
 from tsuka_core.plugins.manager import LoadedPlugin
 from tsuka_core.plugins.registry import Registered, Registry
-from tsuka_core.report import clidoc
-from tsuka_core.report.clidoc import cli_markdown
 from tsuka_core.report.docgen import builtin_only, check_example, checks_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,7 +178,7 @@ def test_cli_md_is_the_generated_reference() -> None:
 
 def test_clidoc_main_prints_the_reference() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "tsuka_core.report.clidoc"], capture_output=True, check=True, cwd=ROOT, timeout=120
+        [sys.executable, "-m", "tsuka_core.cli.clidoc"], capture_output=True, check=True, cwd=ROOT, timeout=120
     )
     assert done.stdout.decode("utf-8") == cli_markdown(cli)
 

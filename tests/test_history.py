@@ -17,13 +17,12 @@ from loopback import LoopbackServer, Reply
 from tsuka_core.errors import StoreError
 from tsuka_core.storage.history import (
     SCHEMA_VERSION,
-    RunInfo,
-    RunRecorder,
     connect,
     response_from_json,
     response_to_json,
 )
 from tsuka_core.storage.history_query import list_runs, load_run
+from tsuka_core.storage.recorder import RunInfo, RunRecorder
 
 pytestmark = pytest.mark.usefixtures("fast_retries")
 

@@ -25,7 +25,8 @@ from tsuka_core import Registry
 from tsuka_core.cli.main import cli
 from tsuka_core.errors import StoreError
 from tsuka_core.storage import store as store_module
-from tsuka_core.storage.store import ProfileStore, dumps_store
+from tsuka_core.storage.layout import dumps_store
+from tsuka_core.storage.store import ProfileStore
 from tsuka_core.suite.loading import load_suite
 from tsuka_core.suite.model import Suite
 

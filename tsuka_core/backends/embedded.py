@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, run_seed
+from tsuka_core.backends.embedded_model import Sampling
 from tsuka_core.backends.llama_runtime import Timings
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.terms import Effort
@@ -126,38 +127,6 @@ def find_models(model_path: str | os.PathLike[str] | None = None, models_dir: st
     for path in candidates:
         models.setdefault(path.stem, path)
     return models
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """The pinned sampling every request of a run uses."""
-
-    temperature: float = 0.0
-    seed: int = 42
-    repeat_penalty: float = 1.0
-
-    @property
-    def top_k(self) -> int:
-        """1 (greedy) at temperature 0, else llama.cpp's default of 40."""
-        return 1 if self.temperature == 0 else 40
-
-    def server_defaults(self) -> dict[str, float | int]:
-        """The sampling as the server's defaults (``llama-server --temp --top-k --seed --repeat-penalty``)."""
-        return {
-            "temperature": self.temperature,
-            "top_k": self.top_k,
-            "seed": self.seed,
-            "repeat_penalty": self.repeat_penalty,
-        }
-
-    def record(self) -> dict[str, object]:
-        """The sampling as stored with a profile."""
-        return {
-            "temperature": self.temperature,
-            "seed": self.seed,
-            "repeatPenalty": self.repeat_penalty,
-            "topK": self.top_k,
-        }
 
 
 class EmbeddedBackend(Backend):

@@ -12,17 +12,47 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tsuka_core.backends.llama_runtime import TOOL_TEMPLATE, LlamaServer, ServerSettings, tool_template
 
-if TYPE_CHECKING:
-    from tsuka_core.backends.embedded import Sampling
-
-__all__ = ["LoadedModel"]
+__all__ = ["LoadedModel", "Sampling"]
 
 _PROBE: Mapping[str, Any] = {"messages": [{"role": "user", "content": "Hi"}]}
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The pinned sampling every request of a run uses."""
+
+    temperature: float = 0.0
+    seed: int = 42
+    repeat_penalty: float = 1.0
+
+    @property
+    def top_k(self) -> int:
+        """1 (greedy) at temperature 0, else llama.cpp's default of 40."""
+        return 1 if self.temperature == 0 else 40
+
+    def server_defaults(self) -> dict[str, float | int]:
+        """The sampling as the server's defaults (``llama-server --temp --top-k --seed --repeat-penalty``)."""
+        return {
+            "temperature": self.temperature,
+            "top_k": self.top_k,
+            "seed": self.seed,
+            "repeat_penalty": self.repeat_penalty,
+        }
+
+    def record(self) -> dict[str, object]:
+        """The sampling as stored with a profile."""
+        return {
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "repeatPenalty": self.repeat_penalty,
+            "topK": self.top_k,
+        }
 
 
 class LoadedModel:

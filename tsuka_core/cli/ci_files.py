@@ -43,7 +43,7 @@ def write_ci_files(values: Mapping[str, Any], levels: Sequence[Any], data: Any, 
 
         write_junit(values["junit"], levels, error)
     if values.get("json_file"):
-        from tsuka_core.storage.store import dumps_store
+        from tsuka_core.storage.layout import dumps_store
 
         Path(values["json_file"]).write_text(dumps_store(data), encoding="utf-8")
 

@@ -15,28 +15,14 @@ if TYPE_CHECKING:
     from tsuka_core.session import RunReport
     from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredStep, StoredTest
 
+from tsuka_core.cli.options import history_db_option, profiles_option
+
 __all__ = ["COMMANDS", "print_records"]
 
 
-HISTORY_ENV = "TSUKA_HISTORY"
-"""The variable naming the run history file (kept here so --help needs no import of the history module)."""
-
-
 def _history_options(func: Any) -> Any:
-    func = click.option(
-        "--history-db",
-        type=click.Path(path_type=Path, dir_okay=False),
-        envvar=HISTORY_ENV,
-        help=f"Run history file (or {HISTORY_ENV}); default: .tsuka/history.sqlite beside the profile store.",
-    )(func)
-    return click.option(
-        "--profiles",
-        type=click.Path(path_type=Path, dir_okay=False),
-        envvar="TSUKA_PROFILES",
-        default="models_profile.json",
-        show_default=True,
-        help="Profile store (or TSUKA_PROFILES); the history is found beside it.",
-    )(func)
+    func = history_db_option()(func)
+    return profiles_option("Profile store (or TSUKA_PROFILES); the history is found beside it.")(func)
 
 
 def _history_path(history_db: Path | None, profiles: Path) -> Path:

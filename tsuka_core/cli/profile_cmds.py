@@ -8,19 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from tsuka_core.cli.options import effort_choice, profiles_option
+
 if TYPE_CHECKING:
     from tsuka_core.storage.suites import SuiteHashes
 
 __all__ = ["COMMANDS"]
 
-PROFILES = click.option(
-    "--profiles",
-    type=click.Path(path_type=Path, dir_okay=False),
-    envvar="TSUKA_PROFILES",
-    default="models_profile.json",
-    show_default=True,
-    help="Profile store (or TSUKA_PROFILES).",
-)
+PROFILES = profiles_option()
 SUITE = click.option(
     "--suite",
     type=click.Path(path_type=Path, file_okay=False),
@@ -29,7 +24,7 @@ SUITE = click.option(
 EFFORT = click.option(
     "-e",
     "--effort",
-    type=click.Choice(("none", "low", "medium", "xhigh")),
+    type=effort_choice,
     help="Effort (default: the recommendation).",
 )
 

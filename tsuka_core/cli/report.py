@@ -25,7 +25,7 @@ def print_report(report: RunReport, store_path: Path, *, to_stderr: bool = False
             lines.append("")
             lines.extend(level_summary(level))
     lines.append("")
-    # One print of every line: rich's fixed cost per print call was most of the time at thousands of tests.
+    # One print of every line: rich has a fixed cost per print call, and a run can have thousands of lines.
     out.print(*lines, sep="\n")
     for swept in report.sweeps:
         for note in swept.notes:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from tsuka_core.cli.ci_files import ci_files_always
+from tsuka_core.cli.options import effort_choice, history_db_option, profiles_option, tier_choice
 from tsuka_core.cli.stopping import run_stoppable
+from tsuka_core.terms import EFFORTS
+
+if TYPE_CHECKING:
+    from tsuka_core.terms import Effort
 
 __all__ = ["COMMANDS"]
-
-EFFORT_CHOICES = ("none", "low", "medium", "xhigh")
 
 
 def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
@@ -67,8 +70,6 @@ def backend_options(func: Any) -> Any:
 
 def ci_options(func: Any) -> Any:
     """The options that record a run, reuse answers and serve CI (``docs/history-and-reports.md``)."""
-    from tsuka_core.cli.history_cmds import HISTORY_ENV
-
     options = [
         click.option(
             "--history/--no-history",
@@ -76,12 +77,7 @@ def ci_options(func: Any) -> Any:
             show_default=True,
             help="Record the run (every request, answer and check) in the run history.",
         ),
-        click.option(
-            "--history-db",
-            type=click.Path(path_type=Path, dir_okay=False),
-            envvar=HISTORY_ENV,
-            help=f"Run history file (or {HISTORY_ENV}); default: .tsuka/history.sqlite beside the profile store.",
-        ),
+        history_db_option(),
         click.option(
             "--cache/--no-cache",
             default=False,
@@ -100,7 +96,7 @@ def ci_options(func: Any) -> Any:
         ),
         click.option(
             "--min-tier",
-            type=click.Choice(("small", "medium", "large")),
+            type=tier_choice,
             help="Exit 3 when a model is below this tier at its recommended effort.",
         ),
     ]
@@ -196,20 +192,13 @@ def make_config(values: dict[str, Any]) -> Any:
     "--effort",
     "efforts",
     multiple=True,
-    type=click.Choice(EFFORT_CHOICES),
+    type=effort_choice,
     help="Effort level to measure (repeatable; default: all four).",
 )
 @click.option(
     "--suite", type=click.Path(path_type=Path, file_okay=False), help="Suite folder (default: the installed suite)."
 )
-@click.option(
-    "--profiles",
-    type=click.Path(path_type=Path, dir_okay=False),
-    envvar="TSUKA_PROFILES",
-    default="models_profile.json",
-    show_default=True,
-    help="Profile store (or TSUKA_PROFILES).",
-)
+@profiles_option()
 @click.option(
     "-j",
     "--concurrency",
@@ -280,7 +269,7 @@ def run(
         models=models,
         backend=values.get("backend"),
         config=make_config(values),
-        efforts=tuple(efforts) or EFFORT_CHOICES,  # type: ignore[arg-type]
+        efforts=cast("tuple[Effort, ...]", tuple(efforts)) or EFFORTS,
         store_path=profiles,
         concurrency=concurrency,
         repeats=repeats,
@@ -295,7 +284,7 @@ def run(
 
     print_report(report, profiles, to_stderr=as_json)
     if as_json:
-        from tsuka_core.storage.store import dumps_store
+        from tsuka_core.storage.layout import dumps_store
 
         click.echo(dumps_store(report_json(report)), nl=False)
     finish_ci(report, values, to_stderr=as_json)

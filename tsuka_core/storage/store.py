@@ -11,8 +11,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal
-from math import isfinite
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +22,9 @@ from tsuka_core.errors import StoreError
 from tsuka_core.judge.jsontools import loads_strict
 from tsuka_core.judge.scoring import all_categories, tier_rank
 from tsuka_core.storage.files import check_store_link, read_regular_file
+from tsuka_core.storage.layout import dumps_store
 from tsuka_core.storage.suites import suite_label
-from tsuka_core.terms import EFFORTS, TIERS, Effort
+from tsuka_core.terms import EFFORTS, PROFILES_ENV, TIERS, Effort
 
 __all__ = [
     "BENCHMARK_VERSION",
@@ -72,7 +71,7 @@ def profile_key(model: str, effort: str) -> str:
 
 def default_store_path() -> Path:
     """``$TSUKA_PROFILES`` when set, else ``models_profile.json`` in the current folder."""
-    return Path(os.environ.get("TSUKA_PROFILES") or "models_profile.json").expanduser()
+    return Path(os.environ.get(PROFILES_ENV) or "models_profile.json").expanduser()
 
 
 # --- profiles -------------------------------------------------------------------------------------------------------
@@ -159,83 +158,6 @@ def recommend(levels: Sequence[LevelResult]) -> Effort | None:
         return None
     best = max(tier_rank(lv.tier) for lv in complete)
     return next(lv.effort for lv in complete if tier_rank(lv.tier) == best)
-
-
-# --- layout ---------------------------------------------------------------------------------------------------------
-
-
-def dumps_store(data: Any) -> str:
-    """``data`` as the reference writes it (``JSON.stringify(data, null, 2)``), with a trailing newline.
-
-    Two-space indentation, non-ASCII as is, numbers in JavaScript form (``1.0`` is ``1``, ``1e-7`` is
-    ``1e-7``), non-finite numbers as ``null``, lone surrogates escaped.
-    """
-    return _dump(data, "") + "\n"
-
-
-def _dump(value: Any, indent: str) -> str:
-    inner = indent + "  "
-    if isinstance(value, Mapping):
-        if not value:
-            return "{}"
-        items = [f"{inner}{_string(_key(k))}: {_dump(v, inner)}" for k, v in value.items()]
-        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
-    if isinstance(value, list | tuple):
-        if not value:
-            return "[]"
-        return "[\n" + ",\n".join(inner + _dump(v, inner) for v in value) + "\n" + indent + "]"
-    return _scalar(value)
-
-
-def _key(key: object) -> str:
-    if not isinstance(key, str):
-        raise TypeError(f"profile store keys must be strings, not {type(key).__name__}")
-    return key
-
-
-def _scalar(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _number(value)
-    raise TypeError(f"{type(value).__name__} cannot be written to the profile store")
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _string(text: str) -> str:
-    encoded = json.dumps(text, ensure_ascii=False)
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
-
-
-def _number(value: float) -> str:
-    """A float as JavaScript's Number#toString writes it (shortest digits, same exponent thresholds)."""
-    if not isfinite(value):
-        return "null"
-    if value == 0:
-        return "0"
-    if value < 0:
-        return "-" + _number(-value)
-    _, digit_tuple, exponent = Decimal(repr(value)).normalize().as_tuple()
-    if not isinstance(exponent, int):
-        return "null"
-    digits = "".join(map(str, digit_tuple))
-    k, n = len(digits), exponent + len(digits)
-    if k <= n <= 21:
-        return digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return f"{digits[:n]}.{digits[n:]}"
-    if -6 < n <= 0:
-        return "0." + "0" * -n + digits
-    mantissa = digits if k == 1 else f"{digits[0]}.{digits[1:]}"
-    return f"{mantissa}e{'+' if n > 0 else '-'}{abs(n - 1)}"
 
 
 # --- the file -------------------------------------------------------------------------------------------------------

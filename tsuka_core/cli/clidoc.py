@@ -3,9 +3,9 @@
 Every command's usage, help, options (type, default, environment variable)
 and exit statuses (``tsuka_core.cli.exits``) come from the code; the prose
 click cannot know (sample output, links to other pages) is kept in
-``tsuka_core.report.clidoc_notes``. Regenerate the page with::
+``tsuka_core.cli.clidoc_notes``. Regenerate the page with::
 
-    python -m tsuka_core.report.clidoc > docs/cli.md
+    python -m tsuka_core.cli.clidoc > docs/cli.md
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ from typing import Any
 
 import click
 
-from tsuka_core.cli import exits
-from tsuka_core.report import clidoc_notes
+from tsuka_core.cli import clidoc_notes, exits
 
 __all__ = ["REGENERATE", "cli_markdown", "commands", "main", "param_row"]
 
-REGENERATE = "python -m tsuka_core.report.clidoc > docs/cli.md"
+REGENERATE = "python -m tsuka_core.cli.clidoc > docs/cli.md"
 """The command that rewrites ``docs/cli.md``."""
 
 ORDER = (

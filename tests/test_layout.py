@@ -1,0 +1,101 @@
+"""The package layout: small modules, dependencies pointing one way, no import cycles."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("tsuka_core", "tsuka_checks_builtin")
+
+# The layers of tsuka_core, lowest first: a module may import from its own layer and the ones before it.
+LAYERS = (
+    ("terms", "errors", "common", "textsafe", "plausible"),
+    ("judge",),
+    ("backends",),
+    ("plugins",),
+    ("suite",),
+    ("engine",),
+    ("storage",),
+    ("report",),
+    ("session",),
+    ("cli", "__main__"),
+)
+MAX_LINES = 400
+MAX_TOP_LEVEL_MODULES = 12
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+def _imports(path: Path, modules: dict[str, Path]) -> Iterator[str]:
+    """Every tsuka module ``path`` imports, at any depth (functions and TYPE_CHECKING blocks included)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                target = full if full in modules else node.module
+                if target in modules:
+                    yield target
+        elif isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name in modules)
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    # The facade imports nothing at run time (its names are loaded lazily from the stub).
+    return {m: {t for t in _imports(p, modules) if t not in (m, "tsuka_core")} for m, p in modules.items()}
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    for index, names in enumerate(LAYERS):
+        if len(parts) > 1 and parts[0] == "tsuka_core" and parts[1] in names:
+            return index
+    raise AssertionError(f"{module} belongs to no layer of tests/test_layout.py")
+
+
+def test_no_import_cycle() -> None:
+    graph = _graph()
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> None:
+        if node in path:
+            raise AssertionError("import cycle: " + " -> ".join([*path[path.index(node) :], node]))
+        if node in done:
+            return
+        for target in sorted(graph[node]):
+            visit(target, [*path, node])
+        done.add(node)
+
+    for module in sorted(graph):
+        visit(module, [])
+
+
+def test_dependencies_point_one_way() -> None:
+    wrong = [
+        f"{module} imports {target}"
+        for module, targets in _graph().items()
+        if module.startswith("tsuka_core.")
+        for target in targets
+        if target.startswith("tsuka_core.") and _layer(target) > _layer(module)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_modules_are_small() -> None:
+    long = {m: n for m, p in _modules().items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_the_core_has_few_top_level_modules() -> None:
+    top = sorted(p.name for p in (ROOT / "tsuka_core").glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, top

@@ -1,0 +1,167 @@
+"""Writing a run into the history: the run row first, then each model in one transaction, then its end."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tsuka_core.common import redact_url
+from tsuka_core.engine.results import UNMEASURED, LevelResult, StepResult, TestResult
+from tsuka_core.storage.answer_json import bounded_response_json
+from tsuka_core.storage.history import dumps, now, transaction
+from tsuka_core.textsafe import scrub_text
+
+__all__ = ["RunInfo", "RunRecorder", "safe_options"]
+
+_SECRET_OPTION = re.compile(r"(^|[_-])(key|apikey|token|secret|password|passwd|auth\w*|credentials?)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What a history row says about a run before any model is measured."""
+
+    suite_path: str
+    suite_hash: str
+    backend: str
+    provider: str
+    models: Sequence[str]
+    efforts: Sequence[str]
+    options: Mapping[str, Any]
+    kind: str = "run"
+    source_run: int | None = None
+
+
+def safe_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with the value of every key that looks like a credential replaced by ``***``."""
+    return {k: "***" if _SECRET_OPTION.search(k) and v else v for k, v in options.items()}
+
+
+class RunRecorder:
+    """Writes one run into the history: the run row first, then each model in one transaction, then the end."""
+
+    def __init__(self, path: Path, info: RunInfo) -> None:
+        from tsuka_core.storage.store import BENCHMARK_VERSION
+
+        self.path = Path(path)
+        with transaction(self.path) as db:
+            cursor = db.execute(
+                "INSERT INTO runs (kind, status, started_at, suite_path, suite_hash, benchmark_version, backend,"
+                " provider, models, efforts, options, source_run) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    info.kind,
+                    now(),
+                    info.suite_path,
+                    info.suite_hash,
+                    BENCHMARK_VERSION,
+                    info.backend,
+                    redact_url(info.provider),
+                    dumps(list(info.models)),
+                    dumps(list(info.efforts)),
+                    dumps(dict(info.options)),
+                    info.source_run,
+                ),
+            )
+        self.run_id = int(cursor.lastrowid or 0)
+
+    def record_levels(
+        self,
+        levels: Sequence[LevelResult],
+        *,
+        stored: Sequence[str] = (),
+        recommended: str | None = None,
+        notes: Sequence[str] = (),
+        cached: frozenset[int] = frozenset(),
+    ) -> None:
+        """Write one model's levels, in one transaction.
+
+        ``stored`` names the efforts written to the profile store, ``recommended``
+        the effort recommended, ``cached`` the ``id()`` of answers served from the cache.
+        """
+        with transaction(self.path) as db:
+            for level in levels:
+                _write_level(db, self.run_id, level, level.effort in stored, level.effort == recommended, notes, cached)
+
+    def finish(self, status: str) -> None:
+        """Mark the run ended (``ok``, ``failed`` or ``interrupted``)."""
+        with transaction(self.path) as db:
+            db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, now(), self.run_id))
+
+
+def _write_level(
+    db: sqlite3.Connection,
+    run_id: int,
+    level: LevelResult,
+    stored: bool,
+    recommended: bool,
+    notes: Sequence[str],
+    cached: frozenset[int],
+) -> None:
+    cursor = db.execute(
+        "INSERT INTO levels (run_id, model, effort, effort_applied, complete, tier, scores, tokens_per_second,"
+        " avg_completion_tokens, usage_estimated, stored, recommended, extra, notes, repeats)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            run_id,
+            level.model,
+            level.effort,
+            level.effort_applied,
+            level.complete,
+            level.tier if level.complete or any(t.status == "ok" for t in level.tests) else UNMEASURED,
+            dumps(dict(level.scores)),
+            level.tokens_per_second,
+            level.avg_completion_tokens,
+            level.usage_estimated,
+            stored,
+            recommended,
+            dumps(dict(level.extra)),
+            dumps(list(notes)),
+            level.repeats,
+        ),
+    )
+    level_id = cursor.lastrowid
+    for position, test in enumerate(level.tests):
+        _write_test(db, level_id, position, test, cached)
+
+
+def _write_test(
+    db: sqlite3.Connection, level_id: int | None, position: int, test: TestResult, cached: frozenset[int]
+) -> None:
+    cursor = db.execute(
+        "INSERT INTO tests (level_id, position, name, file, category, weight, tools, status, score, error, repeat)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            level_id,
+            position,
+            test.test.name,
+            test.test.file,
+            test.test.category,
+            test.test.weight,
+            dumps([dict(t) for t in test.test.tools]),
+            test.status,
+            test.score,
+            None if test.error is None else scrub_text(test.error),
+            test.repeat,
+        ),
+    )
+    for step in test.steps:
+        _write_step(db, cursor.lastrowid, step, cached)
+
+
+def _write_step(db: sqlite3.Connection, test_id: int | None, step: StepResult, cached: frozenset[int]) -> None:
+    response = bounded_response_json(step.response)[0] if step.response is not None else None
+    from_cache = step.response is not None and id(step.response) in cached
+    cursor = db.execute(
+        "INSERT INTO steps (test_id, idx, sent, messages, response, cached) VALUES (?, ?, ?, ?, ?, ?)",
+        (test_id, step.index, step.sent, dumps([dict(m) for m in step.messages]), response, from_cache),
+    )
+    db.executemany(
+        "INSERT INTO checks (step_id, position, location, type, weight, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (cursor.lastrowid, i, c.location, c.type, c.weight, c.outcome.status, scrub_text(c.outcome.detail))
+            for i, c in enumerate(step.checks)
+        ],
+    )
