@@ -232,7 +232,7 @@ def test_a_failed_level_is_recorded_with_its_cause(tmp_path: Path) -> None:
 
 def test_a_model_is_written_in_one_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A failure half-way through a model's levels leaves none of them: a crash loses at most that model."""
-    from tsuka_core.storage import history
+    from tsuka_core.storage import recorder as recorder_module
 
     store = tmp_path / "models_profile.json"
     with LoopbackServer(perfect, models=["m1"]) as server:
@@ -241,7 +241,7 @@ def test_a_model_is_written_in_one_transaction(tmp_path: Path, monkeypatch: pyte
     levels = load_run(db, 1).levels
     recorder = RunRecorder(db, RunInfo("suite", "hash", "openai", "url", ["m1"], ["none", "low"], {}))
     written: list[int] = []
-    real = history._write_level
+    real = recorder_module._write_level
 
     def failing_second(*args: Any) -> None:
         if written:
@@ -249,7 +249,7 @@ def test_a_model_is_written_in_one_transaction(tmp_path: Path, monkeypatch: pyte
         written.append(1)
         real(*args)
 
-    monkeypatch.setattr(history, "_write_level", failing_second)
+    monkeypatch.setattr(recorder_module, "_write_level", failing_second)
     with pytest.raises(StoreError, match="disk I/O error"):  # one line for the user, the transaction rolled back
         recorder.record_levels(_as_results(levels))
 
