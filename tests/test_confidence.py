@@ -59,6 +59,12 @@ def test_a_category_without_tests_is_zero_and_certain_of_it() -> None:
     assert result.tier_confidence == 1.0
 
 
+def test_the_order_of_repeated_runs_does_not_matter() -> None:
+    first = [Sample(c, 1, (1.0, 0.0, 0.0)) for c in CATEGORIES]
+    second = [Sample(c, 1, (0.0, 0.0, 1.0)) for c in CATEGORIES]
+    assert bootstrap(first, "small") == bootstrap(second, "small")
+
+
 def test_repeated_runs_are_resampled_too() -> None:
     steady = [Sample(c, 1, (0.5, 0.5, 0.5, 0.5)) for c in CATEGORIES]
     shaky = [Sample(c, 1, (1.0, 0.0, 1.0, 0.0)) for c in CATEGORIES]

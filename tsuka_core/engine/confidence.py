@@ -93,6 +93,7 @@ def _interval(values: Sequence[float], point: float) -> tuple[float, float]:
 def bootstrap(samples: Sequence[Sample], tier: Tier, resamples: int = RESAMPLES, seed: int = SEED) -> Confidence:
     """The intervals of the category scores of ``samples`` and the confidence of the measured ``tier``."""
     rng = random.Random(seed)
+    samples = [Sample(s.category, s.weight, tuple(sorted(s.runs))) for s in samples]  # run order must not matter
     by_category = {c: [s for s in samples if s.category == c] for c in CATEGORIES}
     points = {c: category_score([(s.weight, mean_score(s.runs)) for s in tests]) for c, tests in by_category.items()}
     drawn: dict[Category, list[float]] = {c: [] for c in CATEGORIES}
