@@ -357,7 +357,7 @@ def test_an_unchanged_suite_rescores_a_repeated_run_to_the_same_profiles(repeate
     result = invoke("rescore", "1", "--suite", suite, "--profiles", store)
 
     assert result.exit_code == 0, result.stdout + result.stderr
-    assert "m1@none  tier medium  (3 runs per test)" in result.stdout
+    assert "m1@none  tier medium (confidence 0.67)  (3 runs per test)" in result.stdout
     after = stored(store)
     for key, profile in after["profiles"].items():
         old = before["profiles"][key]

@@ -12,7 +12,16 @@ import httpx
 import pytest
 
 import tsuka_core
-from tsuka_core import Answer, CheckType, Outcome, PluginError, RegisterBackend, RegisterCheckType, Registry
+from tsuka_core import (
+    Answer,
+    CheckType,
+    Outcome,
+    PluginError,
+    RegisterBackend,
+    RegisterCheckType,
+    RegisterSuite,
+    Registry,
+)
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse
 from tsuka_core.judge.checks import NoParams, run_check
 from tsuka_core.plugins import hookspecs
@@ -52,6 +61,15 @@ class BackendPlugin:
         register(EchoBackend)
 
 
+class SuitePlugin:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @tsuka_core.hookimpl
+    def register_suites(self, register: RegisterSuite) -> None:
+        register("mine", self.folder)
+
+
 def loaded(plugin: object, distribution: str, entry_point: str = "main") -> LoadedPlugin:
     return LoadedPlugin(entry_point, distribution, "1.0", plugin)
 
@@ -79,9 +97,20 @@ def test_hook_register_backends() -> None:
     assert registry.check_types == {}
 
 
+def test_hook_register_suites(tmp_path: Path) -> None:
+    (tmp_path / "10_t.json").write_text('{"name": "t", "category": "json", "prompt": "p", "checks": []}')
+    plugin = loaded(SuitePlugin(tmp_path), "tsuka-mine")
+    registry = Registry.from_plugins([plugin])
+    assert registry.suites["mine"].path == tmp_path
+    assert registry.suites["mine"].distribution == "tsuka-mine"
+    assert registry.registered_by(plugin) == ["suite mine"]
+    assert registry.check_types == {}
+    assert registry.backends == {}
+
+
 def test_every_hookspec_has_a_test() -> None:
     specs = sorted(name for name, obj in vars(hookspecs).items() if hasattr(obj, f"{hookspecs.PROJECT}_spec"))
-    assert specs == ["register_backends", "register_check_types"]
+    assert specs == ["register_backends", "register_check_types", "register_suites"]
     missing = [name for name in specs if not callable(globals().get(f"test_hook_{name}"))]
     assert missing == [], f"write a test_hook_<name> test for: {missing}"
 

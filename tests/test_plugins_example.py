@@ -241,6 +241,17 @@ def test_tsuka_checks_lists_the_extra_types_with_their_distribution(venv: Venv) 
     assert rows["word_count"][1].startswith("tsuka ")
 
 
+def test_tsuka_suites_lists_the_extra_suite_and_it_validates(venv: Venv) -> None:
+    done = venv.tsuka("suites")
+    assert done.returncode == 0, done.stderr
+    rows = {row[0]: row for row in table_rows(done.stdout)}
+    assert rows["extra"][1:5] == ["tsuka-checks-extra", "1", "1", "1"]
+    assert rows["default"][1:6] == ["tsuka", "2", "2", "3", "7c90f8e0"]
+    done = venv.tsuka("validate", "extra")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == f"3 tests, suite hash {rows['extra'][5]}"
+
+
 def test_tsuka_checks_show_prints_an_extra_types_parameters(venv: Venv) -> None:
     done = venv.tsuka("checks", "show", "tool_args_schema")
     assert done.returncode == 0, done.stderr
@@ -260,7 +271,8 @@ def test_tsuka_plugins_shows_both_distributions_and_what_they_registered(venv: V
     assert done.returncode == 0, done.stderr
     rows = {row[0]: row for row in table_rows(done.stdout)}
     assert rows["tsuka-checks-extra"][1:3] == ["0.1.0", "checks_extra"]
-    assert sorted(rows["tsuka-checks-extra"][3].split(", ")) == [f"check type {name}" for name in EXTRA_TYPES]
+    registered = sorted(rows["tsuka-checks-extra"][3].split(", "))
+    assert registered == [*(f"check type {name}" for name in EXTRA_TYPES), "suite extra"]
     assert rows["tsuka-backend-ollama"][1:] == ["0.1.0", "backend_ollama", "backend ollama"]
 
 

@@ -230,7 +230,10 @@ def test_the_cli_runs_repeats_and_prints_mean_spread_and_runs(tmp_path: Path) ->
     assert level["repeats"] == 2
     assert sorted((t["name"], t["repeat"]) for t in level["tests"]) == sorted((n, k) for n in TESTS for k in (1, 2))
     assert printed["profiles"]["m1@none"]["repeats"] == 2
-    assert "m1@none  tier medium  (2 runs per test)" in result.stderr
+    assert "m1@none  tier medium (confidence 0.50)  (2 runs per test)" in result.stderr
+    assert printed["profiles"]["m1@none"]["tierConfidence"] == 0.5
+    advice = "borderline: tier confidence 0.50 is under 0.8; add more --repeats or use the extended suite"
+    assert advice in result.stderr
     assert re.search(r"catena_tool_distrattori +0\.50 ± 0\.50  runs (0\.00 1\.00|1\.00 0\.00)", result.stderr)
     assert re.search(r"x run [12]: steps\[0\]\.checks\[0\] tool_called", result.stderr)
 

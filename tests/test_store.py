@@ -116,6 +116,21 @@ EXPECTED_STORE = """\
       "backend": "openai",
       "effortApplied": true,
       "usageEstimated": true,
+      "intervals": {
+        "instruction": [
+          1,
+          1
+        ],
+        "json": [
+          0.5,
+          0.5
+        ],
+        "toolCalling": [
+          0.75,
+          0.75
+        ]
+      },
+      "tierConfidence": 1,
       "sampling": {
         "temperature": 0.7,
         "seed": 7.0e0
@@ -141,7 +156,7 @@ def test_profile_fields_order_and_layout_are_exact(tmp_path: Path) -> None:
 def test_usage_estimated_only_written_when_true() -> None:
     profile = profile_from_level(level(), tested_at=MOMENT)
     assert "usageEstimated" not in profile
-    assert list(profile)[-2:] == ["backend", "effortApplied"]
+    assert list(profile)[-4:] == ["backend", "effortApplied", "intervals", "tierConfidence"]
 
 
 def test_provider_falls_back_to_backend_name() -> None:

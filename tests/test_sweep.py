@@ -433,6 +433,8 @@ def test_the_store_keeps_the_reference_layout(suite: Suite, registry: Registry, 
             "speedSource",
             "toolCallsInText",
             "effortEffective",
+            "intervals",
+            "tierConfidence",
         ]
         assert list(profile["scores"]) == ["instruction", "json", "toolCalling"]
         assert profile["provider"] == run.server.base_url

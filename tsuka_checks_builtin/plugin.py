@@ -1,10 +1,13 @@
-"""The single plugin module that registers every built-in check type and backend."""
+"""The single plugin module that registers every built-in check type, backend and suite."""
 
 from __future__ import annotations
 
+from importlib.resources import files
+from pathlib import Path
+
 from tsuka_checks_builtin import json as json_checks
 from tsuka_checks_builtin import text, tools
-from tsuka_core import RegisterBackend, RegisterCheckType, hookimpl
+from tsuka_core import RegisterBackend, RegisterCheckType, RegisterSuite, hookimpl
 
 CHECK_TYPES = (
     text.WordCount,
@@ -42,3 +45,15 @@ def register_backends(register: RegisterBackend) -> None:
 
     register(OpenAIBackend)
     register(EmbeddedBackend)
+
+
+@hookimpl
+def register_suites(register: RegisterSuite) -> None:
+    """Register the default suite, and the extended suite once its test files are installed."""
+    from tsuka_core.storage.suites import DEFAULT_SUITE
+    from tsuka_core.suite.loading import default_suite_path, suite_files
+
+    register(DEFAULT_SUITE, default_suite_path())
+    extended = files("tsuka_checks_builtin") / "suites" / "extended"
+    if isinstance(extended, Path) and suite_files(extended):
+        register("extended", extended)

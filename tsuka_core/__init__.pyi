@@ -38,6 +38,7 @@ from .judge.outcome import Outcome as Outcome
 # Writing a plugin.
 from .plugins.hookspecs import RegisterBackend as RegisterBackend
 from .plugins.hookspecs import RegisterCheckType as RegisterCheckType
+from .plugins.hookspecs import RegisterSuite as RegisterSuite
 from .plugins.hookspecs import hookimpl as hookimpl
 
 # Using tsuka as a library.

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tsuka_core.cli.safe_console import SafeConsole
+from tsuka_core.engine.confidence import BORDERLINE, Confidence, level_confidence
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import CATEGORIES
 
@@ -87,13 +88,22 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
     """
     applied = "" if level.effort_applied else " (effort not applied)"
     repeated = f"  ({level.repeats} runs per test)" if level.repeats > 1 else ""
+    sure = level_confidence(level) if level.complete else None
+    confidence = f" (confidence {sure.tier_confidence:.2f})" if sure else ""
     yield Text.assemble(
-        (f"{level.model}@{level.effort}", "bold"), applied, "  tier ", tier_text(level.shown_tier), repeated
+        (f"{level.model}@{level.effort}", "bold"),
+        applied,
+        "  tier ",
+        tier_text(level.shown_tier),
+        confidence,
+        repeated,
     )
     if not level.measured_any:
         yield Text("  no test was measured: no scores, no speed", style="red")
     else:
         yield _scores_line(level)
+    if sure is not None:
+        yield from _confidence_lines(sure, level.repeats)
     for group in level.per_test:
         name = group.test.name
         if level.repeats == 1 and group.runs[0].status == "error":
@@ -115,6 +125,21 @@ def _scores_line(level: LevelResult) -> Text:
     how = f" ({source} time)" if source in ("wall", "stream") else ""
     speed = f"{level.tokens_per_second:g} tok/s{how}"
     return Text(f"  {cats}  |  {speed}  |  avg {level.avg_completion_tokens} completion tokens{estimated}")
+
+
+def _confidence_lines(sure: Confidence, repeats: int) -> Iterable[Text]:
+    """The 95% interval of each category score, and the advice a borderline tier needs."""
+    spans = "  ".join(f"{c} {percent(sure.intervals[c][0])}-{percent(sure.intervals[c][1])}" for c in CATEGORIES)
+    yield Text(f"  95% intervals: {spans}", style="dim")
+    if sure.borderline:
+        advice = (
+            "add --repeats or use the extended suite"
+            if repeats == 1
+            else "add more --repeats or use the extended suite"
+        )
+        yield Text(
+            f"  borderline: tier confidence {sure.tier_confidence:.2f} is under {BORDERLINE}; {advice}", style="yellow"
+        )
 
 
 def _run_failures(result: TestResult, prefix: str) -> Iterable[Text]:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredStep, StoredTest
 
 from tsuka_core.cli.options import history_db_option, profiles_option
+from tsuka_core.cli.suite_param import SUITE_TYPE
 
 __all__ = ["COMMANDS", "print_records"]
 
@@ -307,9 +308,7 @@ def _print(lines: Iterable[Text | str]) -> None:
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
-@click.option(
-    "--suite", type=click.Path(path_type=Path, file_okay=False), help="Suite folder (default: the installed suite)."
-)
+@click.option("--suite", type=SUITE_TYPE, help="Suite: a registered name or a folder (default: the installed suite).")
 @_history_options
 @click.option("--dry-run", is_flag=True, help="Show the new scores; store and record nothing.")
 def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles: Path, dry_run: bool) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from tsuka_core.cli.options import effort_choice, profiles_option
+from tsuka_core.cli.suite_param import SUITE_TYPE
 
 if TYPE_CHECKING:
     from tsuka_core.storage.suites import SuiteHashes
@@ -18,8 +19,8 @@ __all__ = ["COMMANDS"]
 PROFILES = profiles_option()
 SUITE = click.option(
     "--suite",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Suite whose hash decides validity (default: the suite each profile was measured with).",
+    type=SUITE_TYPE,
+    help="Suite (name or folder) whose hash decides validity (default: the suite each profile was measured with).",
 )
 EFFORT = click.option(
     "-e",

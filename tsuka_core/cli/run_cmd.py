@@ -10,6 +10,7 @@ import click
 from tsuka_core.cli.ci_files import ci_files_always
 from tsuka_core.cli.options import effort_choice, history_db_option, profiles_option, tier_choice
 from tsuka_core.cli.stopping import run_stoppable
+from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.terms import EFFORTS
 
 if TYPE_CHECKING:
@@ -195,9 +196,7 @@ def make_config(values: dict[str, Any]) -> Any:
     type=effort_choice,
     help="Effort level to measure (repeatable; default: all four).",
 )
-@click.option(
-    "--suite", type=click.Path(path_type=Path, file_okay=False), help="Suite folder (default: the installed suite)."
-)
+@click.option("--suite", type=SUITE_TYPE, help="Suite: a registered name or a folder (default: the installed suite).")
 @profiles_option()
 @click.option(
     "-j",

@@ -1,4 +1,4 @@
-"""Commands about a suite: validate, hash, schema."""
+"""Commands about suites: suites, validate, hash, schema."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ from pathlib import Path
 
 import click
 
+from tsuka_core.cli.suite_param import SUITE_TYPE
+
 __all__ = ["COMMANDS"]
 
-SUITE = click.argument("suite", required=False, type=click.Path(path_type=Path, file_okay=False))
+SUITE = click.argument("suite", required=False, type=SUITE_TYPE)
 
 
 @click.command()
@@ -42,6 +44,36 @@ def hash_(suite: Path | None) -> None:
 
 
 @click.command()
+def suites() -> None:
+    """List every registered suite: name, distribution, tests per category, hash and folder.
+
+    Any of these names is what --suite takes; a suite that does not load shows
+    its first problem instead of its counts.
+    """
+    from rich.table import Table
+
+    from tsuka_core.cli.display import console
+    from tsuka_core.errors import SuiteError
+    from tsuka_core.plugins.registry import load_registry
+    from tsuka_core.suite.loading import load_suite
+    from tsuka_core.terms import CATEGORIES
+
+    registry = load_registry()
+    table = Table(title="registered suites", title_justify="left")
+    for column in ("suite", "distribution", *CATEGORIES, "hash", "folder"):
+        table.add_column(column, justify="right" if column in CATEGORIES else "left", overflow="fold")
+    for name, entry in sorted(registry.suites.items()):
+        try:
+            loaded = load_suite(entry.path, registry)
+        except SuiteError as exc:
+            table.add_row(name, entry.distribution, f"invalid: {exc}", "", "", "", str(entry.path))
+            continue
+        counts = [str(len(loaded.by_category(c))) for c in CATEGORIES]
+        table.add_row(name, entry.distribution, *counts, loaded.hash, str(entry.path))
+    console().print(table)
+
+
+@click.command()
 def schema() -> None:
     """Print the JSON Schema of a test file, including every installed check type's parameters.
 
@@ -56,4 +88,4 @@ def schema() -> None:
     click.echo(json.dumps(suite_schema(load_registry()), indent=2, ensure_ascii=False))
 
 
-COMMANDS = [validate, hash_, schema]
+COMMANDS = [suites, validate, hash_, schema]

@@ -6,7 +6,7 @@ made known through an entry point in the group ``tsuka``::
     [project.entry-points.tsuka]
     my_checks = "my_package.plugin"
 
-Each hook receives a ``register`` callback and calls it once per class it adds.
+Each hook receives a ``register`` callback and calls it once per thing it adds.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
     from tsuka_core.backends.base import Backend
     from tsuka_core.judge.checks import CheckType
 
-__all__ = ["PROJECT", "RegisterBackend", "RegisterCheckType", "hookimpl", "hookspec"]
+__all__ = ["PROJECT", "RegisterBackend", "RegisterCheckType", "RegisterSuite", "hookimpl", "hookspec"]
 
 PROJECT = "tsuka"
 """The pluggy project name, and the entry-point group plugins are found in."""
@@ -30,6 +32,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 RegisterCheckType = Callable[["type[CheckType[Any]]"], None]
 RegisterBackend = Callable[["type[Backend]"], None]
+RegisterSuite = Callable[[str, "Traversable"], None]
 
 
 @hookspec
@@ -56,4 +59,17 @@ def register_backends(register: RegisterBackend) -> None:
         @tsuka_core.hookimpl
         def register_backends(register):
             register(OllamaBackend)
+    """
+
+
+@hookspec
+def register_suites(register: RegisterSuite) -> None:
+    """Add suites: call ``register(name, folder)`` once for each folder of test files the plugin ships.
+
+    ``name`` is what ``--suite`` takes; it must be unique across every
+    installed plugin. ``folder`` is a folder on disk, usually package data::
+
+        @tsuka_core.hookimpl
+        def register_suites(register):
+            register("extra", importlib.resources.files("my_package") / "suites" / "extra")
     """

@@ -1,9 +1,11 @@
-"""The only code that calls hooks: it turns loaded plugins into name-to-class maps."""
+"""The only code that calls hooks: it turns loaded plugins into name-to-class (and name-to-suite) maps."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pluggy
@@ -15,7 +17,7 @@ if TYPE_CHECKING:
     from tsuka_core.backends.base import Backend
     from tsuka_core.judge.checks import CheckType
 
-__all__ = ["Registered", "Registry", "load_registry"]
+__all__ = ["Registered", "RegisteredSuite", "Registry", "load_registry"]
 
 T = TypeVar("T")
 
@@ -33,13 +35,27 @@ class Registered(Generic[T]):
         return self.plugin.distribution
 
 
+@dataclass(frozen=True)
+class RegisteredSuite:
+    """A suite a plugin registered: its folder of test files, and the plugin that did."""
+
+    path: Path
+    plugin: LoadedPlugin
+
+    @property
+    def distribution(self) -> str:
+        """The distribution that provides the suite."""
+        return self.plugin.distribution
+
+
 @dataclass
 class Registry:
-    """Every check type and backend the loaded plugins registered, by name."""
+    """Every check type, backend and suite the loaded plugins registered, by name."""
 
     plugins: list[LoadedPlugin]
     check_types: dict[str, Registered[type[CheckType[Any]]]] = field(default_factory=dict)
     backends: dict[str, Registered[type[Backend]]] = field(default_factory=dict)
+    suites: dict[str, RegisteredSuite] = field(default_factory=dict)
 
     @classmethod
     def from_plugins(cls, plugins: Iterable[LoadedPlugin]) -> Registry:
@@ -85,8 +101,22 @@ class Registry:
 
             return register
 
+        def register_suite(name: object, folder: object) -> None:
+            if not isinstance(name, str) or not name:
+                raise PluginError(f"{plugin.key} registered suite {folder!r} without a name")
+            if not isinstance(folder, PathLike):
+                raise PluginError(f"{plugin.key} registered suite {name!r} as {folder!r}, not a folder on disk")
+            if name in self.suites:
+                first = self.suites[name].plugin
+                raise PluginError(
+                    f"suite {name!r} is registered twice: by {first.distribution} ({first.key}) "
+                    f"and by {plugin.distribution} ({plugin.key}); uninstall one or limit {LOAD_ENV}"
+                )
+            self.suites[name] = RegisteredSuite(Path(folder), plugin)
+
         pm.subset_hook_caller("register_check_types", others)(register=adder("check type", self.check_types))
         pm.subset_hook_caller("register_backends", others)(register=adder("backend", self.backends))
+        pm.subset_hook_caller("register_suites", others)(register=register_suite)
 
     def check_type(self, name: str) -> type[CheckType[Any]] | None:
         """The check type called ``name``, or ``None``."""
@@ -99,9 +129,10 @@ class Registry:
         return entry.cls if entry else None
 
     def registered_by(self, plugin: LoadedPlugin) -> list[str]:
-        """What one plugin registered, as ``check type NAME`` / ``backend NAME`` lines."""
+        """What one plugin registered, as ``check type NAME`` / ``backend NAME`` / ``suite NAME`` lines."""
         found = [f"check type {n}" for n, r in self.check_types.items() if r.plugin is plugin]
         found += [f"backend {n}" for n, r in self.backends.items() if r.plugin is plugin]
+        found += [f"suite {n}" for n, s in self.suites.items() if s.plugin is plugin]
         return found
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from tsuka_core.common import format_tested_at
+from tsuka_core.engine.confidence import level_confidence
 from tsuka_core.engine.results import LevelResult
 from tsuka_core.errors import StoreError
 from tsuka_core.judge.jsontools import loads_strict
@@ -127,6 +128,7 @@ def _engine_fields(level: LevelResult) -> dict[str, Any]:
     if level.usage_estimated:
         fields["usageEstimated"] = True
     fields.update(level.measured)
+    fields.update(level_confidence(level).as_profile())
     return fields
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -16,7 +17,14 @@ from tsuka_core.terms import CATEGORIES
 if TYPE_CHECKING:
     from tsuka_core.plugins.registry import Registry
 
-__all__ = ["MAX_TEST_FILE_BYTES", "default_suite_path", "load_suite", "suite_files", "suite_hash"]
+__all__ = [
+    "MAX_TEST_FILE_BYTES",
+    "default_suite_path",
+    "load_suite",
+    "resolve_suite",
+    "suite_files",
+    "suite_hash",
+]
 
 MAX_TEST_FILE_BYTES = 4 * 1024 * 1024
 """A test file larger than this is refused (a test is a prompt and some checks)."""
@@ -27,6 +35,26 @@ def default_suite_path() -> Path:
     package = Path(__file__).resolve().parents[1]
     installed = package / "default_suite"
     return installed if installed.is_dir() else package.parent / "benchmarks"
+
+
+def resolve_suite(value: str | Path, registry: Registry | None = None) -> Path:
+    """The folder ``value`` names: an existing folder is itself, else it is a registered suite's name.
+
+    Raises :class:`SuiteError` (one line, with the closest registered names)
+    when it is neither.
+    """
+    from tsuka_core.plugins.registry import load_registry
+
+    if Path(value).is_dir():
+        return Path(value)
+    suites = (registry or load_registry()).suites
+    name = str(value)
+    if name in suites:
+        return suites[name].path
+    close = difflib.get_close_matches(name, list(suites), n=3)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    known = ", ".join(sorted(suites)) or "none"
+    raise SuiteError([f"suite {name!r}: no such folder and no such registered suite (registered: {known}){hint}"])
 
 
 def suite_files(folder: Path) -> list[Path]:

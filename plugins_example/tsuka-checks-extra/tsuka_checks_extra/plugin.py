@@ -1,6 +1,8 @@
-"""The plugin module the ``tsuka`` entry point names: it registers every check type of this package."""
+"""The plugin module the ``tsuka`` entry point names: it registers every check type and the suite of this package."""
 
 from __future__ import annotations
+
+from importlib.resources import files
 
 # docs:start hookimpl
 import tsuka_core
@@ -18,3 +20,13 @@ def register_check_types(register: tsuka_core.RegisterCheckType) -> None:
 
 
 # docs:end hookimpl
+
+
+# docs:start suite-hookimpl
+@tsuka_core.hookimpl
+def register_suites(register: tsuka_core.RegisterSuite) -> None:
+    """Register the ``extra`` suite: a few tests judged by this package's check types."""
+    register("extra", files("tsuka_checks_extra") / "suites" / "extra")
+
+
+# docs:end suite-hookimpl

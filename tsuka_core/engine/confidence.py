@@ -1,0 +1,113 @@
+"""How sure a level's scores and tier are: a seeded bootstrap over its tests (and their repeated runs).
+
+Each resample draws, within each category, as many tests as the category has,
+with replacement; a drawn test run several times counts with the mean of its
+runs, themselves drawn with replacement. The resample's category scores and
+tier are computed as the measured ones are. Same results, same seed: same
+intervals and confidence.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tsuka_core.judge.scoring import category_score, mean_score, round_half_up, tier_for
+from tsuka_core.terms import CATEGORIES, Category, Tier
+
+if TYPE_CHECKING:
+    from tsuka_core.engine.results import LevelResult
+
+__all__ = [
+    "BORDERLINE",
+    "RESAMPLES",
+    "SEED",
+    "Confidence",
+    "Sample",
+    "bootstrap",
+    "level_confidence",
+]
+
+RESAMPLES = 1000
+"""How many resamples the bootstrap draws."""
+
+SEED = 20250101
+"""The fixed seed, so the same results always give the same intervals."""
+
+BORDERLINE = 0.8
+"""A tier whose confidence is under this is borderline."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One test of a level as the bootstrap sees it: its category, its weight and each run's score."""
+
+    category: Category
+    weight: float
+    runs: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """A 95% interval per category score, and the share of resamples that give the measured tier."""
+
+    intervals: Mapping[Category, tuple[float, float]]
+    tier_confidence: float
+
+    @property
+    def borderline(self) -> bool:
+        """Whether the tier is too uncertain to rely on (confidence under :data:`BORDERLINE`)."""
+        return self.tier_confidence < BORDERLINE
+
+    def as_profile(self) -> dict[str, Any]:
+        """The profile fields: ``intervals`` (``[lo, hi]`` per category) and ``tierConfidence``."""
+        return {
+            "intervals": {c: list(self.intervals[c]) for c in CATEGORIES},
+            "tierConfidence": self.tier_confidence,
+        }
+
+
+def _resample_score(rng: random.Random, tests: Sequence[Sample]) -> float:
+    """One resampled category score: tests drawn with replacement, each counting the mean of redrawn runs."""
+    drawn = rng.choices(tests, k=len(tests))
+    pairs = []
+    for test in drawn:
+        runs = rng.choices(test.runs, k=len(test.runs)) if len(test.runs) > 1 else test.runs
+        pairs.append((test.weight, mean_score(runs)))
+    return category_score(pairs)
+
+
+def _interval(values: Sequence[float], point: float) -> tuple[float, float]:
+    """The 2.5th and 97.5th percentiles of ``values``, widened to hold the measured ``point``."""
+    if len(set(values)) == 1:
+        low = high = values[0]
+    else:
+        cuts = statistics.quantiles(values, n=40, method="inclusive")
+        low, high = cuts[0], cuts[-1]
+    return round_half_up(min(low, point)), round_half_up(max(high, point))
+
+
+def bootstrap(samples: Sequence[Sample], tier: Tier, resamples: int = RESAMPLES, seed: int = SEED) -> Confidence:
+    """The intervals of the category scores of ``samples`` and the confidence of the measured ``tier``."""
+    rng = random.Random(seed)
+    samples = [Sample(s.category, s.weight, tuple(sorted(s.runs))) for s in samples]  # run order must not matter
+    by_category = {c: [s for s in samples if s.category == c] for c in CATEGORIES}
+    points = {c: category_score([(s.weight, mean_score(s.runs)) for s in tests]) for c, tests in by_category.items()}
+    drawn: dict[Category, list[float]] = {c: [] for c in CATEGORIES}
+    same = 0
+    for _ in range(resamples):
+        scores = {c: _resample_score(rng, tests) if tests else 0.0 for c, tests in by_category.items()}
+        for c in CATEGORIES:
+            drawn[c].append(scores[c])
+        same += tier_for(scores) == tier
+    intervals = {c: _interval(drawn[c], points[c]) for c in CATEGORIES}
+    return Confidence(intervals, round_half_up(same / resamples) if resamples else 0.0)
+
+
+def level_confidence(level: LevelResult) -> Confidence:
+    """The bootstrap of a level's tests (every run of each), for its measured tier."""
+    samples = [Sample(t.test.category, t.test.weight, tuple(t.scores)) for t in level.per_test]
+    return bootstrap(samples, level.tier)
