@@ -35,7 +35,7 @@ BUILTIN_TYPES = {
     "tool_not_called",
     "tool_arg_equals",
     "tool_arg_regex",
-    "tool_call_count",
+    "tool_calls_count",
     "tool_call_at",
     "tool_arg_at",
 }

@@ -42,10 +42,10 @@ def judge(registry: tsuka_core.Registry, type_name: str, calls: tuple[ToolCall, 
         ((), {"value": 0}, True, "0 tool call(s) (none), expected 0"),
     ],
 )
-def test_tool_call_count(
+def test_tool_calls_count(
     registry: tsuka_core.Registry, calls: tuple[ToolCall, ...], params: dict[str, Any], passed: bool, detail: str
 ) -> None:
-    assert judge(registry, "tool_call_count", calls, **params) == Outcome("passed" if passed else "failed", detail)
+    assert judge(registry, "tool_calls_count", calls, **params) == Outcome("passed" if passed else "failed", detail)
 
 
 @pytest.mark.parametrize(
@@ -87,8 +87,8 @@ def test_tool_arg_at_fails_on_arguments_that_are_not_an_object(registry: tsuka_c
 @pytest.mark.parametrize(
     ("type_name", "params"),
     [
-        ("tool_call_count", {"value": -1}),
-        ("tool_call_count", {"value": 2, "mode": "most"}),
+        ("tool_calls_count", {"value": -1}),
+        ("tool_calls_count", {"value": 2, "mode": "most"}),
         ("tool_call_at", {"index": -1, "value": "x"}),
         ("tool_call_at", {"value": "x"}),
         ("tool_arg_at", {"index": 0, "value": 1}),

@@ -141,7 +141,7 @@ class ToolArgRegex(CheckType[ArgRegexParams]):
 class ToolCallCount(CheckType[CallCountParams]):
     """Pass when the answer makes exactly `value` tool calls (or at least `value`, with `mode` "at_least")."""
 
-    name = "tool_call_count"
+    name = "tool_calls_count"
     params_model = CallCountParams
     example: ClassVar[Mapping[str, Any]] = {"value": 2, "mode": "exactly"}
 
