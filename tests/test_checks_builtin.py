@@ -1,4 +1,4 @@
-"""The 17 built-in check types: what passes, what fails, and the detail each reports."""
+"""The 20 built-in check types: what passes, what fails, and the detail each reports."""
 
 from __future__ import annotations
 
@@ -35,6 +35,9 @@ BUILTIN_TYPES = {
     "tool_not_called",
     "tool_arg_equals",
     "tool_arg_regex",
+    "tool_calls_count",
+    "tool_call_at",
+    "tool_arg_at",
 }
 
 
@@ -73,7 +76,7 @@ def judge(make: Callable[..., tsuka_core.CheckType[Any]]) -> Judge:
     return run
 
 
-def test_all_seventeen_builtin_types_are_registered(registry: tsuka_core.Registry) -> None:
+def test_all_twenty_builtin_types_are_registered(registry: tsuka_core.Registry) -> None:
     builtin = {name for name, entry in registry.check_types.items() if entry.distribution == "tsuka"}
     assert builtin == BUILTIN_TYPES
 

@@ -47,9 +47,12 @@ BUILTIN_TYPES = [
     "not_empty",
     "not_regex",
     "regex",
+    "tool_arg_at",
     "tool_arg_equals",
     "tool_arg_regex",
+    "tool_call_at",
     "tool_called",
+    "tool_calls_count",
     "tool_not_called",
     "word_count",
 ]

@@ -43,6 +43,10 @@ CHECKS: list[tuple[str, dict[str, Any]]] = [
     ("tool_arg_equals", {"arg": "options.mode", "value": 8080}),
     ("tool_arg_regex", {"arg": "content", "value": "done|2\\.4"}),
     ("tool_arg_regex", {"arg": "options[0].x", "value": "^true$", "flags": ""}),
+    ("tool_calls_count", {"value": 2}),
+    ("tool_calls_count", {"value": 1, "mode": "at_least"}),
+    ("tool_call_at", {"index": 1, "value": "write_file"}),
+    ("tool_arg_at", {"index": 1, "arg": "options.mode", "value": 8080}),
 ]
 
 

@@ -207,7 +207,7 @@ def test_builtins_come_through_the_entry_point_group() -> None:
     plugins = discover(env="")
     assert [(p.distribution, p.entry_point) for p in plugins] == [("tsuka", "builtin")]
     registry = Registry.from_plugins(plugins)
-    assert len(registry.check_types) == 17
+    assert len(registry.check_types) == 20
     assert {entry.distribution for entry in registry.check_types.values()} == {"tsuka"}
 
 

@@ -56,7 +56,7 @@ def test_schema_has_one_branch_per_check_type(schema: dict[str, Any], registry: 
     branches = schema["$defs"]["check"]["oneOf"]
     names = [branch["$ref"].removeprefix("#/$defs/check-") for branch in branches]
     assert names == sorted(registry.check_types)
-    assert len(names) == 17
+    assert len(names) == 20
     for name in names:
         definition = schema["$defs"][f"check-{name}"]
         assert definition["properties"]["type"]["const"] == name

@@ -27,12 +27,15 @@ CHECK_TYPES = (
     tools.ToolNotCalled,
     tools.ToolArgEquals,
     tools.ToolArgRegex,
+    tools.ToolCallCount,
+    tools.ToolCallAt,
+    tools.ToolArgAt,
 )
 
 
 @hookimpl
 def register_check_types(register: RegisterCheckType) -> None:
-    """Register the 17 built-in check types."""
+    """Register the 20 built-in check types."""
     for check_type in CHECK_TYPES:
         register(check_type)
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field
 
 from tsuka_checks_builtin.json import compact
 from tsuka_core import Answer, CheckParams, CheckType, Outcome
 from tsuka_core.judge.checks import ArgParams, RegexParams, first_call_argument
 from tsuka_core.judge.jsontools import json_equal
 
-__all__ = ["ToolArgEquals", "ToolArgRegex", "ToolCalled", "ToolNotCalled"]
+__all__ = ["ToolArgAt", "ToolArgEquals", "ToolArgRegex", "ToolCallAt", "ToolCallCount", "ToolCalled", "ToolNotCalled"]
 
 
 class ToolNameParams(CheckParams):
@@ -40,6 +42,31 @@ class ArgRegexParams(ArgParams, RegexParams):  # type: ignore[misc]  # pydantic-
 
     flags: str = "i"
     """Regex flags; "i" (the default) ignores case, "" is case-sensitive; also m, s."""
+
+
+class CallCountParams(CheckParams):
+    """A number of tool calls, exact or at least."""
+
+    value: Annotated[int, Field(ge=0, le=1000)]
+    """The number of tool calls expected in the answer."""
+    mode: Literal["exactly", "at_least"] = "exactly"
+    """"exactly" (the default) wants that many calls; "at_least" wants that many or more."""
+
+
+class CallAtParams(CheckParams):
+    """A tool call's position in the answer and the tool expected there."""
+
+    index: Annotated[int, Field(ge=0, le=1000)]
+    """Position of the call in the answer: 0 is the first call, 1 the second."""
+    value: str
+    """The tool's name (case-sensitive)."""
+
+
+class ArgAtParams(ArgEqualsParams):
+    """An argument of the call at one position, and the JSON value expected in it."""
+
+    index: Annotated[int, Field(ge=0, le=1000)]
+    """Position of the call in the answer: 0 is the first call, 1 the second."""
 
 
 def _calls(answer: Answer) -> str:
@@ -108,4 +135,54 @@ class ToolArgRegex(CheckType[ArgRegexParams]):
         ok = self.params.pattern.search(text)
         return Outcome.check(
             ok, f"{self.params.arg} {compact(found)} {'matches' if ok else 'does not match'} /{self.params.value}/"
+        )
+
+
+class ToolCallCount(CheckType[CallCountParams]):
+    """Pass when the answer makes exactly `value` tool calls (or at least `value`, with `mode` "at_least")."""
+
+    name = "tool_calls_count"
+    params_model = CallCountParams
+    example: ClassVar[Mapping[str, Any]] = {"value": 2, "mode": "exactly"}
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        made, want = len(answer.tool_calls), self.params.value
+        ok = made == want if self.params.mode == "exactly" else made >= want
+        wording = "" if self.params.mode == "exactly" else "at least "
+        return Outcome.check(ok, f"{made} tool call(s) ({_calls(answer)}), expected {wording}{want}")
+
+
+class ToolCallAt(CheckType[CallAtParams]):
+    """Pass when the answer's tool call at position `index` (0 = first) is of the tool `value`."""
+
+    name = "tool_call_at"
+    params_model = CallAtParams
+    example: ClassVar[Mapping[str, Any]] = {"index": 1, "value": "get_weather"}
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        index = self.params.index
+        if index >= len(answer.tool_calls):
+            return Outcome.fail(f"no tool call at index {index} (calls: {_calls(answer)})")
+        made = answer.tool_calls[index].name
+        return Outcome.check(made == self.params.value, f"call {index} is {made}, expected {self.params.value}")
+
+
+class ToolArgAt(CheckType[ArgAtParams]):
+    """Pass when argument `arg` of the tool call at position `index` (0 = first) equals `value` (JSON-typed)."""
+
+    name = "tool_arg_at"
+    params_model = ArgAtParams
+    example: ClassVar[Mapping[str, Any]] = {"index": 1, "arg": "city", "value": "Oslo"}
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        index = self.params.index
+        if index >= len(answer.tool_calls):
+            return Outcome.fail(f"no tool call at index {index} (calls: {_calls(answer)})")
+        call = answer.tool_calls[index]
+        found, _call, problem = first_call_argument(Answer(answer.text, (call,)), self.params.arg_path)
+        if problem:
+            return problem
+        want = self.params.value
+        return Outcome.check(
+            json_equal(found, want), f"call {index} {self.params.arg} is {compact(found)}, expected {compact(want)}"
         )
