@@ -11,7 +11,7 @@ from tsuka_core.errors import UsageError
 from tsuka_core.judge.scoring import tier_rank
 from tsuka_core.storage.store import ProfileStore, StoreData, profile_key, profile_status
 from tsuka_core.storage.tiermap import TierMap, tool_name
-from tsuka_core.terms import EFFORTS, TIERS, Effort, Tier
+from tsuka_core.terms import EFFORTS, PROFILES_ENV, TIERS, Effort, Tier
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -152,7 +152,7 @@ def allowed_tools(
     model: str,
     tools: Sequence[Any],
     effort: Effort | None = None,
-    profiles: str | Path = "models_profile.json",
+    profiles: str | Path | None = None,
     tiers: Mapping[str, str] | str | Path | None = None,
     suite: str | Path | None = None,
 ) -> list[Any]:
@@ -160,8 +160,10 @@ def allowed_tools(
 
     A tool is an OpenAI tool schema, an MCP tool, an object with ``.name`` (a LangChain tool) or a bare
     name; the same objects come back. ``tiers`` maps names or fnmatch globs to tiers (a mapping, or a
-    JSON or TOML file). Without a valid profile at that effort the model counts as ``small``.
+    JSON or TOML file). Without a valid profile at that effort the model counts as ``small``. The store is
+    ``profiles``, else the one ``TSUKA_PROFILES`` names, else ``models_profile.json`` here, as for the commands.
     """
+    import os
     from pathlib import Path
 
     from tsuka_core.storage.suites import SuiteHashes
@@ -171,7 +173,9 @@ def allowed_tools(
         None if tiers is None else TierMap.parse(tiers) if isinstance(tiers, Mapping) else load_tier_map(Path(tiers))
     )
     hashes = SuiteHashes(None if suite is None else Path(suite))
-    result = gate_tools(tools, model, ProfileStore(Path(profiles)), hashes, effort, tier_map)
+    path = Path(profiles) if profiles is not None else Path(os.environ.get(PROFILES_ENV, "models_profile.json"))
+    store = ProfileStore(path)
+    result = gate_tools(tools, model, store, hashes, effort, tier_map)
     return list(result.visible)
 
 
