@@ -6,11 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gate_helpers import write_store
 
+from tsuka_core import allowed_tools
 from tsuka_core.errors import UsageError
 from tsuka_core.storage.gating import gate_tools, required_tier
 from tsuka_core.storage.store import BENCHMARK_VERSION, ProfileStore, StoreData
-from tsuka_core.terms import Tier
+from tsuka_core.terms import PROFILES_ENV, Tier
 
 HASH = "98ac6763"
 
@@ -140,3 +142,45 @@ def test_reads_a_profile_store_file(tmp_path: Path) -> None:
     gate = gate_tools(TOOLS, "model-x", ProfileStore(path), HASH)
     assert (gate.tier, gate.effort, gate.subject) == ("large", "low", "model-x@low")
     assert names(gate.visible) == ["read_file", "search", "write_file"]
+
+
+# --- allowed_tools ----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def store_file(tmp_path: Path) -> Path:
+    return write_store(tmp_path / "store.json")
+
+
+def test_allowed_tools_returns_the_given_objects_of_every_shape(store_file: Path) -> None:
+    class Named:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    objects = [Named("read_file"), Named("write_file")]
+    tiers = {"read_*": "small", "write_*": "large"}
+    assert allowed_tools("m", objects, profiles=store_file, tiers=tiers) == objects[:1]
+    assert allowed_tools("m", objects, "xhigh", profiles=store_file, tiers=tiers) == objects
+    assert allowed_tools("m", ["read_file", "write_file"], profiles=store_file, tiers=tiers) == ["read_file"]
+    assert allowed_tools("m", TOOLS, profiles=store_file) == TOOLS[:2]
+    assert allowed_tools("m", TOOLS, "none", profiles=store_file) == TOOLS[:1]
+
+
+def test_allowed_tools_reads_the_store_the_environment_names(
+    store_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(PROFILES_ENV, str(store_file))
+    assert allowed_tools("m", ["x"], tiers={"x": "medium"}) == ["x"]
+    monkeypatch.delenv(PROFILES_ENV)
+    assert allowed_tools("m", ["x"], tiers={"x": "medium"}) == []
+
+
+def test_allowed_tools_refuses_a_bad_effort_or_tier_map(store_file: Path, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="unknown effort 'max'"):
+        allowed_tools("m", ["x"], "max", profiles=store_file)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match='x: tier "huge"'):
+        allowed_tools("m", ["x"], profiles=store_file, tiers={"x": "huge"})
+    (tmp_path / "t.toml").write_text("x = [", encoding="utf-8")
+    with pytest.raises(UsageError, match="cannot read the tier map"):
+        allowed_tools("m", ["x"], profiles=store_file, tiers=tmp_path / "t.toml")

@@ -47,6 +47,7 @@ from .plugins.registry import load_registry as load_registry
 from .session import RunOptions as RunOptions
 from .session import RunReport as RunReport
 from .session import run_benchmark as run_benchmark
+from .storage.gating import allowed_tools as allowed_tools
 from .storage.gating import gate_tools as gate_tools
 from .storage.store import ProfileStore as ProfileStore
 from .suite.loading import load_suite as load_suite

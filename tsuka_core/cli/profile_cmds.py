@@ -107,21 +107,6 @@ def tier(model: str, effort: str | None, profiles: Path, suite: Path | None) -> 
     )
 
 
-def _read_tools(path: Path) -> list[dict[str, Any]]:
-    from tsuka_core.errors import UsageError
-    from tsuka_core.storage.files import read_regular_file
-
-    try:
-        data = json.loads(read_regular_file(path).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise UsageError(f"{path}: cannot read the tools: {exc}") from exc
-    if isinstance(data, dict) and isinstance(data.get("tools"), list):
-        data = data["tools"]
-    if not isinstance(data, list) or not all(isinstance(t, dict) for t in data):
-        raise UsageError(f"{path}: expected a JSON array of tool schemas (or an object with a 'tools' array)")
-    return data
-
-
 @click.command()
 @click.argument("model")
 @click.option(
@@ -129,33 +114,74 @@ def _read_tools(path: Path) -> list[dict[str, Any]]:
     "tools_file",
     required=True,
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="JSON array of tool schemas, each may carry requiredTier.",
+    help="OpenAI tool array (each may carry requiredTier) or an MCP tools/list result (or its JSON-RPC response).",
 )
 @EFFORT
 @PROFILES
 @SUITE
+@click.option(
+    "--tiers",
+    "tiers_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="JSON or TOML object: tool name or fnmatch glob -> tier (exact beats glob, longest glob wins; else large).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["openai", "names", "mcp"]),
+    help="Write the allowed tools in the tools file's format (openai or mcp), or their names one per line.",
+)
+@click.option("--explain", is_flag=True, help="Say on stderr why each tool was kept or dropped.")
 @click.option("--json", "as_json", is_flag=True, help="Print the visible tools as JSON.")
-def gate(model: str, tools_file: Path, effort: str | None, profiles: Path, suite: Path | None, as_json: bool) -> None:
+def gate(
+    model: str,
+    tools_file: Path,
+    effort: str | None,
+    profiles: Path,
+    suite: Path | None,
+    tiers_file: Path | None,
+    fmt: str | None,
+    explain: bool,
+    as_json: bool,
+) -> None:
     """Show which tools of FILE MODEL may be offered, by the tier of its valid profile.
 
-    A tool's requiredTier (small, medium or large; default small) must not
-    rank above the model's tier. Without a valid profile the model is small.
+    A tool's requiredTier (small, medium or large), else its --tiers entry, must
+    not rank above the model's tier; without either a tool needs small (large
+    when --tiers is given). Without a valid profile at the effort the model is small.
     """
-    from tsuka_core.storage.gating import gate_tools
+    from tsuka_core.errors import UsageError
+    from tsuka_core.storage import gating
     from tsuka_core.storage.store import ProfileStore
+    from tsuka_core.storage.tiermap import load_tier_map, tool_name
+    from tsuka_core.storage.toolformats import read_tools_document
 
-    result = gate_tools(_read_tools(tools_file), model, ProfileStore(profiles), _suite_hashes(suite), effort)  # type: ignore[arg-type]
+    if fmt is not None and as_json:
+        raise UsageError("use --format or --json, not both")
+    document = read_tools_document(tools_file)
+    tiers = None if tiers_file is None else load_tier_map(tiers_file)
+    hashes = _suite_hashes(suite)
+    result = gating.gate_tools(document.tools, model, ProfileStore(profiles), hashes, effort, tiers)  # type: ignore[arg-type]
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
+    for line in gating.explain(result) if explain else []:
+        click.echo(line, err=True)
+    if fmt is not None:
+        click.echo(document.render(result.visible, fmt), nl=False)
+        return
     if as_json:
         click.echo(json.dumps(list(result.visible), indent=2, ensure_ascii=False))
         return
     click.echo(f"{result.subject}: tier {result.tier}{'' if result.profiled else ' (unprofiled)'}")
-    for tool in result.visible:
-        function = tool.get("function", {})
-        click.echo(f"  visible  {function.get('name', '?') if isinstance(function, dict) else '?'}")
+    for index, tool in enumerate(result.visible):
+        click.echo(f"  visible  {tool_name(tool, index) if document.format == 'mcp' else _openai_name(tool)}")
     for hidden in result.hidden:
         click.echo(f"  hidden   {hidden.reason}")
+
+
+def _openai_name(tool: dict[str, Any]) -> str:
+    function = tool.get("function", {})
+    return str(function.get("name", "?")) if isinstance(function, dict) else "?"
 
 
 COMMANDS = [profiles, tier, gate]

@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tsuka_core.errors import UsageError
 from tsuka_core.judge.scoring import tier_rank
 from tsuka_core.storage.store import ProfileStore, StoreData, profile_key, profile_status
-from tsuka_core.terms import EFFORTS, TIERS, Effort, Tier
+from tsuka_core.storage.tiermap import TierMap, tool_name
+from tsuka_core.terms import EFFORTS, PROFILES_ENV, TIERS, Effort, Tier
 
-__all__ = ["EffortSource", "GateResult", "HiddenTool", "gate_tools", "required_tier"]
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["Decision", "EffortSource", "GateResult", "HiddenTool", "allowed_tools", "gate_tools", "required_tier"]
 
 EffortSource = Literal["explicit", "recommendation", "none"]
 """Where the effort came from: the caller, the stored recommendation, or nowhere (none stored)."""
@@ -29,6 +33,17 @@ class HiddenTool:
 
 
 @dataclass(frozen=True)
+class Decision:
+    """One tool's verdict: the tier it needs, what said so, and whether the model may see it."""
+
+    name: str
+    required_tier: Tier
+    source: str
+    """``requiredTier field``, ``tier map pattern "..."``, or ``default``."""
+    visible: bool
+
+
+@dataclass(frozen=True)
 class GateResult:
     """The outcome of gating one model's tools."""
 
@@ -42,11 +57,13 @@ class GateResult:
     """True when a valid profile (this engine's version, this suite's hash) was found."""
     profile_status: str
     """``valid``, or why no valid profile was used (``no profile stored for m@low``, ``stale: ...``)."""
-    visible: tuple[Mapping[str, Any], ...]
+    visible: tuple[Any, ...]
     """The tools the model may see, as given, in the given order."""
     hidden: tuple[HiddenTool, ...]
     notes: tuple[str, ...] = ()
     """What the caller must be told: an unprofiled model, an unknown ``requiredTier``."""
+    decisions: tuple[Decision, ...] = ()
+    """Every tool's verdict, in the given order."""
 
     @property
     def subject(self) -> str:
@@ -73,12 +90,30 @@ def required_tier(tool: Mapping[str, Any]) -> tuple[Tier, str | None]:
     return max(tiers, key=tier_rank, default="small"), note
 
 
+def requirement(tool: object, tiers: TierMap | None) -> tuple[Tier, str, str | None]:
+    """The tier ``tool`` needs, what said so, and a note if its ``requiredTier`` is unknown.
+
+    A ``requiredTier`` on the tool comes first, then the tier map; without either a tool needs ``small``
+    when no tier map is given (the contract's default) and ``large`` when one is (unlisted means unknown).
+    """
+    if isinstance(tool, Mapping):
+        needed, note = required_tier(tool)
+        function = tool.get("function")
+        if "requiredTier" in tool or (isinstance(function, Mapping) and "requiredTier" in function):
+            return needed, "requiredTier field", note
+    if tiers is None:
+        return "small", "default", None
+    tier, key = tiers.lookup(tool_name(tool))
+    return (tier, f"tier map pattern {json.dumps(key)}", None) if key is not None else (tier, "default", None)
+
+
 def gate_tools(
-    tools: Sequence[Mapping[str, Any]],
+    tools: Sequence[Any],
     model: str,
     store: StoreData | ProfileStore,
     suite_hash: str | Callable[[Mapping[str, Any]], str],
     effort: Effort | None = None,
+    tiers: TierMap | None = None,
 ) -> GateResult:
     """Split ``tools`` into those ``model`` may see and those hidden, by its valid profile at the effort.
 
@@ -94,18 +129,54 @@ def gate_tools(
     subject = model if used is None else profile_key(model, used)
     standing = tier if profiled else "unprofiled (treated as small)"
     notes = [] if profiled else [f"{subject} is unprofiled ({status}); treated as small"]
-    visible: list[Mapping[str, Any]] = []
+    visible: list[Any] = []
     hidden: list[HiddenTool] = []
+    decisions: list[Decision] = []
     for index, tool in enumerate(tools):
-        name = _tool_name(tool, index)
-        needed, note = required_tier(tool)
+        name = tool_name(tool, index)
+        needed, said_by, note = requirement(tool, tiers)
         if note:
             notes.append(f"{name}: {note}")
-        if tier_rank(tier) >= tier_rank(needed):
+        shown = tier_rank(tier) >= tier_rank(needed)
+        decisions.append(Decision(name, needed, said_by, shown))
+        if shown:
             visible.append(tool)
         else:
             hidden.append(HiddenTool(name, needed, f"{name} needs tier {needed}; {subject} is {standing}"))
-    return GateResult(model, used, source, tier, profiled, status, tuple(visible), tuple(hidden), tuple(notes))
+    return GateResult(
+        model, used, source, tier, profiled, status, tuple(visible), tuple(hidden), tuple(notes), tuple(decisions)
+    )
+
+
+def allowed_tools(
+    model: str,
+    tools: Sequence[Any],
+    effort: Effort | None = None,
+    profiles: str | Path | None = None,
+    tiers: Mapping[str, str] | str | Path | None = None,
+    suite: str | Path | None = None,
+) -> list[Any]:
+    """The tools ``model`` may see at ``effort`` (default: its recommended effort), in the given order.
+
+    A tool is an OpenAI tool schema, an MCP tool, an object with ``.name`` (a LangChain tool) or a bare
+    name; the same objects come back. ``tiers`` maps names or fnmatch globs to tiers (a mapping, or a
+    JSON or TOML file). Without a valid profile at that effort the model counts as ``small``. The store is
+    ``profiles``, else the one ``TSUKA_PROFILES`` names, else ``models_profile.json`` here, as for the commands.
+    """
+    import os
+    from pathlib import Path
+
+    from tsuka_core.storage.suites import SuiteHashes
+    from tsuka_core.storage.tiermap import load_tier_map
+
+    tier_map = (
+        None if tiers is None else TierMap.parse(tiers) if isinstance(tiers, Mapping) else load_tier_map(Path(tiers))
+    )
+    hashes = SuiteHashes(None if suite is None else Path(suite))
+    path = Path(profiles) if profiles is not None else Path(os.environ.get(PROFILES_ENV, "models_profile.json"))
+    store = ProfileStore(path)
+    result = gate_tools(tools, model, store, hashes, effort, tier_map)
+    return list(result.visible)
 
 
 def _resolve_effort(data: StoreData, model: str, effort: str | None) -> tuple[Effort | None, EffortSource]:
@@ -131,7 +202,17 @@ def _profile(
     return profile_status(profile, wanted)
 
 
-def _tool_name(tool: Mapping[str, Any], index: int) -> str:
-    function = tool.get("function")
-    name = function.get("name") if isinstance(function, Mapping) else tool.get("name")
-    return name if isinstance(name, str) and name else f"tool #{index + 1}"
+_EFFORT_SOURCES = {"explicit": "effort given", "recommendation": "recommended effort", "none": "no effort"}
+
+
+def explain(result: GateResult) -> list[str]:
+    """One line per tool: kept or dropped, the tier it needs and what said so, the model's tier and its source."""
+    if result.profiled:
+        how = _EFFORT_SOURCES[result.effort_source]
+        standing = f"{result.subject} is {result.tier} (profile {result.subject}, {how})"
+    else:
+        standing = f"{result.subject} is small (unprofiled: {result.profile_status})"
+    return [
+        f"{'keep' if d.visible else 'drop'} {d.name}: needs {d.required_tier} ({d.source}); {standing}"
+        for d in result.decisions
+    ]
