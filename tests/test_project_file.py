@@ -1,0 +1,218 @@
+"""The project file: tsuka.toml read by tsuka run, checked at once, merged under the flags, and one endpoint sweep."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from answerers import by_model, perfect, tool_shy
+from click.testing import CliRunner, Result
+from loopback import LoopbackServer
+
+from tsuka_core.cli.main import cli
+
+pytestmark = pytest.mark.usefixtures("fast_retries")
+
+CLEAN_ENV: dict[str, str | None] = {
+    "OPENAI_BASE_URL": None,
+    "OPENAI_API_KEY": None,
+    "TSUKA_PROFILES": None,
+    "TSUKA_LOAD_PLUGINS": None,
+}
+
+
+def invoke(*args: str | os.PathLike[str], env: dict[str, str | None] | None = None) -> Result:
+    runner = CliRunner(env={**CLEAN_ENV, **(env or {})})
+    return runner.invoke(cli, [str(a) for a in args], catch_exceptions=False, prog_name="tsuka")
+
+
+def write(folder: Path, text: str) -> Path:
+    path = folder / "tsuka.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def stored(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_two_endpoints_are_measured_in_one_run(tmp_path: Path) -> None:
+    with (
+        LoopbackServer(by_model({"alpha": perfect}), models=["alpha"]) as one,
+        LoopbackServer(by_model({"beta": tool_shy, "alpha": tool_shy}), models=["beta", "alpha"]) as two,
+    ):
+        config = write(
+            tmp_path,
+            f"""efforts = ["none"]
+profiles = "store.json"
+history = false
+
+[[endpoints]]
+name = "one"
+base_url = "{one.base_url}"
+models = "all"
+
+[[endpoints]]
+name = "two"
+base_url = "{two.base_url}"
+models = ["beta", "alpha"]
+concurrency = 2
+""",
+        )
+        result = invoke("run", "--config", config)
+
+    assert result.exit_code == 0, result.stderr
+    data = stored(tmp_path / "store.json")
+    assert sorted(data["profiles"]) == ["beta@none", "one:alpha@none", "two:alpha@none"]
+    assert data["profiles"]["one:alpha@none"]["tier"] == "large"
+    assert data["profiles"]["two:alpha@none"]["tier"] == "small"
+    assert data["profiles"]["beta@none"]["provider"] == f"two {two.base_url}"
+    assert data["profiles"]["one:alpha@none"]["provider"] == f"one {one.base_url}"
+    assert {b["model"] for b in one.bodies} == {"alpha"}
+    assert Counter(b["model"] for b in two.bodies).keys() == {"alpha", "beta"}
+    assert "stored as NAME:model" in result.output
+
+
+def test_flags_win_over_the_file_and_the_file_over_defaults(tmp_path: Path) -> None:
+    with LoopbackServer(by_model({"alpha": perfect}), models=["alpha"]) as server:
+        config = write(
+            tmp_path,
+            f"""efforts = ["none", "low"]
+profiles = "from-file.json"
+history = false
+
+[[endpoints]]
+name = "local"
+base_url = "{server.base_url}"
+""",
+        )
+        result = invoke("run", "--config", config, "-e", "medium")
+    assert result.exit_code == 0, result.stderr
+    assert list(stored(tmp_path / "from-file.json")["profiles"]) == ["alpha@medium"]
+    assert {b["reasoning_effort"] for b in server.bodies} == {"medium"}
+
+
+def test_a_key_literal_is_refused(tmp_path: Path) -> None:
+    config = write(
+        tmp_path,
+        """[[endpoints]]
+name = "hosted"
+base_url = "https://example.invalid/v1"
+api_key = "abc"
+options = { header = "sk-live-0123456789" }
+""",
+    )
+    result = invoke("run", "--config", config)
+    assert result.exit_code == 2
+    assert f"{config}:4: endpoints.0.api_key: secrets never live in the project file" in result.stderr
+    assert f"{config}:5: endpoints.0.options.header: this looks like an API key" in result.stderr
+    assert "sk-live" not in result.output
+    assert "Traceback" not in result.stderr
+
+
+def test_a_broken_file_lists_every_problem_with_its_location(tmp_path: Path) -> None:
+    config = write(
+        tmp_path,
+        """efforts = ["none", "huge"]
+concurency = 4
+timeout = -1
+
+[[endpoints]]
+name = "a"
+base_url = "http://127.0.0.1:1/v1"
+
+[[endpoints]]
+name = "b"
+modles = ["x"]
+""",
+    )
+    result = invoke("run", "--config", config)
+    assert result.exit_code == 2
+    err = result.stderr
+    assert "4 problem(s) in the project file" in err
+    assert f"{config}:1: efforts.1: " in err
+    assert f"{config}:2: concurency: unknown key; did you mean 'concurrency'?" in err
+    assert f"{config}:3: timeout: " in err
+    assert f"{config}:11: endpoints.1.modles: unknown key; did you mean 'models'?" in err
+
+
+def test_pyproject_tool_table_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.tsuka]\nrepeats = 3\nmax_tokens = 64\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = invoke("run", "--show-config")
+    assert result.exit_code == 0, result.stderr
+    shown = json.loads(result.stdout)
+    assert shown["file"] == str(tmp_path / "pyproject.toml")
+    assert (shown["run"]["repeats"], shown["run"]["max_tokens"]) == (3, 64)
+
+
+def test_show_config_masks_secrets_and_runs_nothing(tmp_path: Path) -> None:
+    with LoopbackServer(by_model({"alpha": perfect}), models=["alpha"]) as server:
+        config = write(
+            tmp_path,
+            f"""concurrency = 3
+
+[[endpoints]]
+name = "hosted"
+base_url = "{server.base_url}?key=hidden-value"
+api_key_env = "HOSTED_KEY"
+options = {{ api_token_name = "x" }}
+""",
+        )
+        result = invoke("run", "--config", config, "--show-config", "-j", "5", env={"HOSTED_KEY": "very-secret-value"})
+    assert result.exit_code == 0, result.stderr
+    assert server.requests == []
+    shown = json.loads(result.stdout)
+    assert shown["run"]["concurrency"] == 5
+    (endpoint,) = shown["endpoints"]
+    assert endpoint["api_key"] == "***"
+    assert endpoint["api_key_env"] == "HOSTED_KEY"
+    assert "hidden-value" not in result.stdout
+    assert "very-secret-value" not in result.stdout
+
+
+def test_one_endpoint_down_leaves_the_others_stored_and_exits_1(tmp_path: Path) -> None:
+    with LoopbackServer(by_model({"alpha": perfect}), models=["alpha"]) as server:
+        config = write(
+            tmp_path,
+            f"""efforts = ["none"]
+profiles = "store.json"
+retries = 0
+timeout = 5
+
+[[endpoints]]
+name = "up"
+base_url = "{server.base_url}"
+
+[[endpoints]]
+name = "down"
+base_url = "http://127.0.0.1:{free_port()}/v1"
+""",
+        )
+        result = invoke("run", "--config", config)
+    assert result.exit_code == 1, result.stderr
+    assert list(stored(tmp_path / "store.json")["profiles"]) == ["alpha@none"]
+    assert "endpoint down:" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_schema_config_describes_the_file() -> None:
+    result = invoke("schema", "--config")
+    assert result.exit_code == 0
+    schema = json.loads(result.stdout)
+    assert "endpoints" in schema["properties"]
+    assert "api_key_env" in schema["$defs"]["Endpoint"]["properties"]
