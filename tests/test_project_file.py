@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +218,67 @@ def test_schema_config_describes_the_file() -> None:
     schema = json.loads(result.stdout)
     assert "endpoints" in schema["properties"]
     assert "api_key_env" in schema["$defs"]["Endpoint"]["properties"]
+
+
+# --- tsuka init -----------------------------------------------------------------------------------------------------
+
+
+class _OllamaVersion(BaseHTTPRequestHandler):
+    """Answers GET /api/version and /v1/models as Ollama does; 404 otherwise."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_GET(self) -> None:
+        routes = {"/api/version": {"version": "0.9.0"}, "/v1/models": {"data": [{"id": "qwen3:8b"}]}}
+        payload = routes.get(self.path)
+        body = json.dumps(payload or {"error": "not found"}).encode()
+        self.send_response(200 if payload else 404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_init_writes_a_starter_file_that_loads_and_refuses_to_overwrite(tmp_path: Path) -> None:
+    path = tmp_path / "tsuka.toml"
+    assert invoke("init", "--config", path).exit_code == 0
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# tsuka project file")
+    assert invoke("run", "--config", path, "--show-config").exit_code == 0
+    again = invoke("init", "--config", path)
+    assert again.exit_code == 2
+    assert "exists; not overwritten" in again.stderr
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_init_probe_writes_an_endpoint_for_each_kind_of_server(tmp_path: Path) -> None:
+    from imitations import LlamaCppImitation
+
+    ollama = ThreadingHTTPServer(("127.0.0.1", 0), _OllamaVersion)
+    thread = threading.Thread(target=ollama.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with (
+            LoopbackServer(models=["alpha", "beta"]) as plain,
+            LlamaCppImitation(perfect, models=["smollm2"]) as llama,
+        ):
+            servers = {
+                "plain": (plain.base_url, "OpenAI-compatible", ["alpha", "beta"]),
+                "llama": (llama.base_url.removesuffix("/v1"), "llama.cpp", ["smollm2"]),
+                "ollama": (f"http://127.0.0.1:{ollama.server_address[1]}", "Ollama", ["qwen3:8b"]),
+            }
+            for name, (url, kind, models) in servers.items():
+                path = tmp_path / f"{name}.toml"
+                result = invoke("init", "--probe", url, "--name", name, "--config", path)
+                assert result.exit_code == 0, result.stderr
+                text = path.read_text(encoding="utf-8")
+                assert f"# {kind} server" in text
+                shown = json.loads(invoke("run", "--config", path, "--show-config").stdout)
+                (endpoint,) = shown["endpoints"]
+                assert endpoint["name"] == name
+                assert endpoint["models"] == models
+                assert endpoint["base_url"] == url.removesuffix("/v1") + "/v1"
+    finally:
+        ollama.shutdown()
+        ollama.server_close()
+        thread.join(timeout=10)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import os
@@ -15,9 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 from click.core import ParameterSource
 
-from tsuka_core.cli.projectfile import PATH_KEYS, Endpoint, Project, load_project
-
 if TYPE_CHECKING:
+    from tsuka_core.cli.projectfile import Endpoint, Project
     from tsuka_core.engine.sweep import SweepObserver
     from tsuka_core.plugins.registry import Registry
     from tsuka_core.session import RunOptions, RunReport
@@ -58,6 +56,8 @@ def project_options(func: F) -> F:
     @click.option("--show-config", is_flag=True, help="Print the settings the run would use (secrets masked) and exit.")
     @functools.wraps(func)
     def wrapper(config_file: Path | None, show_config: bool, **kwargs: Any) -> Any:
+        from tsuka_core.cli.projectfile import load_project
+
         ctx = click.get_current_context()
         project = load_project(config_file)
         ctx.meta[_PROJECT] = project
@@ -78,6 +78,8 @@ def from_command_line(ctx: click.Context, name: str) -> bool:
 
 def merge(ctx: click.Context, project: Project, values: dict[str, Any]) -> None:
     """Set each option the file holds unless the command line gave it (the file wins over defaults and variables)."""
+    from tsuka_core.cli.projectfile import PATH_KEYS
+
     data = project.data
     for key in _FILE_KEYS:
         value = getattr(data, key)
@@ -150,6 +152,8 @@ async def run_endpoints(
     serve is stored as ``NAME:model``. An endpoint that fails is named in the
     report's failures; the others go on.
     """
+    import asyncio
+
     from tsuka_core.errors import TsukaError
     from tsuka_core.session import run_benchmark
 
