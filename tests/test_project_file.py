@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import threading
 from collections import Counter
@@ -282,3 +283,15 @@ def test_init_probe_writes_an_endpoint_for_each_kind_of_server(tmp_path: Path) -
         ollama.shutdown()
         ollama.server_close()
         thread.join(timeout=10)
+
+
+def test_the_documented_example_is_a_valid_project_file(tmp_path: Path) -> None:
+    from tsuka_core.cli.projectfile import load_project
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "project-file.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```toml\n(.*?)```", page, flags=re.DOTALL)
+    project = load_project(write(tmp_path, example))
+    assert project is not None
+    endpoints = {e.name: e for e in project.data.endpoints}
+    assert list(endpoints) == ["llama", "ollama", "vllm", "hosted"]
+    assert endpoints["hosted"].api_key_env == "HOSTED_API_KEY"
