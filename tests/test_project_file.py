@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -103,9 +107,10 @@ name = "local"
 base_url = "{server.base_url}"
 """,
         )
-        result = invoke("run", "--config", config, "-e", "medium")
+        result = invoke("run", "--config", config, "-e", "medium", env={"TSUKA_PROFILES": str(tmp_path / "env.json")})
     assert result.exit_code == 0, result.stderr
     assert list(stored(tmp_path / "from-file.json")["profiles"]) == ["alpha@medium"]
+    assert not (tmp_path / "env.json").exists()
     assert {b["reasoning_effort"] for b in server.bodies} == {"medium"}
 
 
@@ -295,3 +300,49 @@ def test_the_documented_example_is_a_valid_project_file(tmp_path: Path) -> None:
     endpoints = {e.name: e for e in project.data.endpoints}
     assert list(endpoints) == ["llama", "ollama", "vllm", "hosted"]
     assert endpoints["hosted"].api_key_env == "HOSTED_API_KEY"
+
+
+def test_a_stop_signal_during_an_endpoint_sweep_keeps_what_completed(tmp_path: Path) -> None:
+    from faultserver import Fault, FaultPlan, FaultServer
+
+    store = tmp_path / "store.json"
+    plan = FaultPlan.always(Fault.STALL)
+    with (
+        LoopbackServer(by_model({"alpha": perfect}), models=["alpha"]) as up,
+        FaultServer(perfect, plan, models=["beta"], stall_seconds=60) as stalled,
+    ):
+        config = write(
+            tmp_path,
+            f"""efforts = ["none"]
+profiles = "store.json"
+
+[[endpoints]]
+name = "up"
+base_url = "{up.base_url}"
+
+[[endpoints]]
+name = "stalled"
+base_url = "{stalled.base_url}"
+""",
+        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_"))}
+        tsuka = Path(sys.executable).with_name("tsuka")
+        command = [str(tsuka), "run", "--config", str(config)]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and process.poll() is None:
+                if store.exists() and "alpha@none" in store.read_text(encoding="utf-8"):
+                    break
+                time.sleep(0.05)
+            assert process.poll() is None, process.communicate()
+            process.send_signal(signal.SIGTERM)
+            _, err = process.communicate(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    assert process.returncode == 143, err
+    assert "Traceback" not in err
+    assert list(stored(store)["profiles"]) == ["alpha@none"]
+    assert "interrupted by SIGTERM" in err

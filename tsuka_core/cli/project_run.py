@@ -6,7 +6,7 @@ import functools
 import json
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["endpoint_plan", "project_options", "run_endpoints"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 _PROJECT = "tsuka.project"
 _FILE_KEYS = (
@@ -152,17 +153,21 @@ async def run_endpoints(
     serve is stored as ``NAME:model``. An endpoint that fails is named in the
     report's failures; the others go on.
     """
-    import asyncio
-
     from tsuka_core.errors import TsukaError
     from tsuka_core.session import run_benchmark
 
-    listed = await asyncio.gather(*(_models_of(options, registry) for _, options in plan), return_exceptions=True)
+    listed, stopped = await _gathered([_models_of(options, registry) for _, options in plan])
+    if stopped:
+        from tsuka_core.session import RunReport
+
+        return RunReport("", "", suite, interrupted=True)
     counts = Counter(m for names in listed if isinstance(names, list) for m in names)
     failed: list[str] = []
     runs = []
     for (endpoint, options), names in zip(plan, listed, strict=True):
         if isinstance(names, BaseException):
+            if _cancelled(names):
+                continue
             if not isinstance(names, TsukaError | OSError):
                 raise names
             failed.append(f"endpoint {endpoint.name}: {names}")
@@ -173,10 +178,34 @@ async def run_endpoints(
         runs.append(
             (endpoint, replace(options, models=tuple(names), config=_keyed(endpoint, options), store_names=clash))
         )
-    reports = await asyncio.gather(
-        *(run_benchmark(options, suite, registry, observer) for _, options in runs), return_exceptions=True
-    )
-    return _merged(suite, [(e.name, r) for (e, _), r in zip(runs, reports, strict=True)], failed)
+    reports, stopped = await _gathered([run_benchmark(options, suite, registry, observer) for _, options in runs])
+    merged = _merged(suite, [(e.name, r) for (e, _), r in zip(runs, reports, strict=True)], failed)
+    merged.interrupted = merged.interrupted or stopped
+    return merged
+
+
+async def _gathered(jobs: Sequence[Coroutine[Any, Any, T]]) -> tuple[list[T | BaseException], bool]:
+    """Every job's result or exception, and whether the run was stopped (Ctrl-C) while they ran.
+
+    A stop cancels every job; each keeps what it completed, and the caller
+    reports the run as interrupted rather than ending with a traceback.
+    """
+    import asyncio
+
+    tasks = [asyncio.ensure_future(job) for job in jobs]
+    try:
+        return list(await asyncio.gather(*tasks, return_exceptions=True)), False
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is None or current.uncancel() > 0:
+            raise
+        return list(await asyncio.gather(*tasks, return_exceptions=True)), True
+
+
+def _cancelled(exc: BaseException) -> bool:
+    import asyncio
+
+    return isinstance(exc, asyncio.CancelledError)
 
 
 def _keyed(endpoint: Endpoint, options: RunOptions) -> Any:
@@ -212,6 +241,9 @@ def _merged(suite: Suite, reports: list[tuple[str, RunReport | BaseException]], 
     backends, providers = [], []
     for name, report in reports:
         if isinstance(report, BaseException):
+            if _cancelled(report):
+                merged.interrupted = True
+                continue
             if not isinstance(report, TsukaError | OSError):
                 raise report
             merged.failed.append(f"endpoint {name}: {report}")
