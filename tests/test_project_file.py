@@ -346,3 +346,16 @@ base_url = "{stalled.base_url}"
     assert "Traceback" not in err
     assert list(stored(store)["profiles"]) == ["alpha@none"]
     assert "interrupted by SIGTERM" in err
+
+
+def test_a_problem_in_pyproject_is_located_in_its_tool_table(tmp_path: Path) -> None:
+    path = tmp_path / "pyproject.toml"
+    path.write_text(
+        '[project]\nname = "x"\n\n[tool.tsuka]\nrepeats = 0\n\n'
+        '[[tool.tsuka.endpoints]]\nname = "a"\nbakend = "openai"\n',
+        encoding="utf-8",
+    )
+    result = invoke("run", "--config", path)
+    assert result.exit_code == 2
+    assert f"{path}:5: repeats: " in result.stderr
+    assert f"{path}:9: endpoints.0.bakend: unknown key; did you mean 'backend'?" in result.stderr

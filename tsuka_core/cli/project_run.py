@@ -161,7 +161,7 @@ async def run_endpoints(
         from tsuka_core.session import RunReport
 
         return RunReport("", "", suite, interrupted=True)
-    counts = Counter(m for names in listed if isinstance(names, list) for m in names)
+    counts = Counter(m for names in listed if isinstance(names, list) for m in set(names))
     failed: list[str] = []
     runs = []
     for (endpoint, options), names in zip(plan, listed, strict=True):
