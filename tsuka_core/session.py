@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import os
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,10 @@ class RunOptions:
     """How many times to run each test at each level; above 1 the response cache is bypassed."""
     proxy: str | None = None
     """The HTTP proxy every request goes through; None: the proxy variables of the environment (HTTP_PROXY...)."""
+    endpoint: str | None = None
+    """The project file's endpoint this run measures: its name is recorded in each profile's provider."""
+    store_names: Mapping[str, str] = field(default_factory=dict)
+    """A model's name in the store when not its own (``NAME:model`` when two endpoints serve that model)."""
 
 
 @dataclass
@@ -188,9 +192,16 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
                 report.history_run = history.run_id
 
             async def keep(swept: ModelSweep) -> None:
-                await asyncio.to_thread(_store_model, store, swept, report)
+                await asyncio.to_thread(_store_model, store, swept, report, options)
                 if history is not None:
-                    await asyncio.to_thread(_record_model, history, swept, report, served_from_cache(backend))
+                    await asyncio.to_thread(
+                        _record_model,
+                        history,
+                        swept,
+                        report,
+                        served_from_cache(backend),
+                        options.store_names.get(swept.model, swept.model),
+                    )
 
             report.sweeps = await _recorded(
                 history,
@@ -244,11 +255,13 @@ def run_info(options: RunOptions, suite: Suite, backend: Backend, models: Sequen
     )
 
 
-def _record_model(history: RunRecorder, swept: ModelSweep, report: RunReport, cached: frozenset[int]) -> None:
+def _record_model(
+    history: RunRecorder, swept: ModelSweep, report: RunReport, cached: frozenset[int], name: str = ""
+) -> None:
     """Write one model of a live run to the history as the store now holds it."""
-    prefix = f"{swept.model}@"
+    prefix = f"{name or swept.model}@"
     stored = [key.removeprefix(prefix) for key in report.profiles if key.startswith(prefix)]
-    recommended = report.recommendations.get(swept.model)
+    recommended = report.recommendations.get(name or swept.model)
     history.record_levels(swept.levels, stored=stored, recommended=recommended, notes=swept.notes, cached=cached)
 
 
@@ -267,7 +280,7 @@ async def _recorded(
     return sweeps
 
 
-def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport) -> None:
+def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport, options: RunOptions) -> None:
     if swept.stopped:
         report.failed.append(swept.stopped)
     complete = [level for level in swept.levels if level.complete]
@@ -275,9 +288,13 @@ def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport) -> N
         if not level.complete:
             causes = "; ".join(level.errors[:3])
             report.failed.append(f"{level.model}@{level.effort} not stored: {causes}")
-    profiles = {profile_key(level.model, level.effort): profile_from_level(level) for level in complete}
+    name = options.store_names.get(swept.model, swept.model)
+    profiles = {profile_key(name, level.effort): profile_from_level(level) for level in complete}
+    if options.endpoint:
+        for profile in profiles.values():
+            profile["provider"] = f"{options.endpoint} {profile['provider']}"
     best = recommend(complete)
-    recommendations = {swept.model: best} if best else {}
+    recommendations = {name: best} if best else {}
     if profiles or recommendations:
         store.update(profiles, recommendations)
     report.profiles.update(profiles)

@@ -61,9 +61,9 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
-    from tsuka_core.cli import history_cmds, plugin_cmds, profile_cmds, run_cmd, suite_cmds
+    from tsuka_core.cli import history_cmds, init_cmd, plugin_cmds, profile_cmds, run_cmd, suite_cmds
 
-    for module in (suite_cmds, plugin_cmds, run_cmd, profile_cmds, history_cmds):
+    for module in (suite_cmds, plugin_cmds, run_cmd, profile_cmds, history_cmds, init_cmd):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -9,6 +9,7 @@ import click
 
 from tsuka_core.cli.ci_files import ci_files_always
 from tsuka_core.cli.options import effort_choice, history_db_option, profiles_option, tier_choice
+from tsuka_core.cli.project_run import endpoint_plan, project_options, run_endpoints
 from tsuka_core.cli.stopping import run_stoppable
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.terms import EFFORTS
@@ -186,6 +187,7 @@ def make_config(values: dict[str, Any]) -> Any:
 
 
 @click.command()
+@project_options
 @click.argument("models", nargs=-1)
 @backend_options
 @click.option(
@@ -249,6 +251,7 @@ def run(
       tsuka run all --base-url http://127.0.0.1:8080/v1
       tsuka run qwen3:8b -b openai -e none -e medium -j 8
       tsuka run all --temperature 0.7 --repeats 5       how much do answers vary?
+      tsuka run                                       every endpoint of tsuka.toml at once
 
     Exit status: 0 when every level was measured and stored, 1 when some level
     could not be (it is named, and an earlier profile for it is kept), 2 for
@@ -275,8 +278,14 @@ def run(
         proxy=values.get("proxy"),
         **history_options(values, profiles),
     )
+    plan = endpoint_plan(options, models)
     with make_progress() as progress:
-        report, signum = run_stoppable(run_benchmark(options, loaded, registry, progress))
+        job = (
+            run_endpoints(plan, loaded, registry, progress)
+            if plan
+            else run_benchmark(options, loaded, registry, progress)
+        )
+        report, signum = run_stoppable(job)
     if report.interrupted:
         interrupted(report, profiles, values, signum)
     from tsuka_core.cli.report import print_report, report_json

@@ -74,7 +74,8 @@ def suites() -> None:
 
 
 @click.command()
-def schema() -> None:
+@click.option("--config", "project", is_flag=True, help="Print the schema of the project file (tsuka.toml) instead.")
+def schema(project: bool) -> None:
     """Print the JSON Schema of a test file, including every installed check type's parameters.
 
     Point an editor at it to validate test files while you write them:
@@ -82,6 +83,11 @@ def schema() -> None:
     \b
       tsuka schema > tsuka-test.schema.json
     """
+    if project:
+        from tsuka_core.cli.projectfile import project_schema
+
+        click.echo(json.dumps(project_schema(), indent=2, ensure_ascii=False))
+        return
     from tsuka_core.plugins.registry import load_registry
     from tsuka_core.suite.schema import suite_schema
 
