@@ -70,13 +70,16 @@ class Confidence:
         }
 
 
-def _resample_score(rng: random.Random, tests: Sequence[Sample]) -> float:
-    """One resampled category score: tests drawn with replacement, each counting the mean of redrawn runs."""
-    drawn = rng.choices(tests, k=len(tests))
+def _resample_score(rng: random.Random, tests: Sequence[Sample], points: Sequence[float]) -> float:
+    """One resampled category score: tests drawn with replacement, each counting the mean of redrawn runs.
+
+    ``points`` holds each test's own score, used as it is for a test run once (redrawing one run changes nothing).
+    """
     pairs = []
-    for test in drawn:
-        runs = rng.choices(test.runs, k=len(test.runs)) if len(test.runs) > 1 else test.runs
-        pairs.append((test.weight, mean_score(runs)))
+    for index in rng.choices(range(len(tests)), k=len(tests)):
+        test = tests[index]
+        score = mean_score(rng.choices(test.runs, k=len(test.runs))) if len(test.runs) > 1 else points[index]
+        pairs.append((test.weight, score))
     return category_score(pairs)
 
 
@@ -95,11 +98,15 @@ def bootstrap(samples: Sequence[Sample], tier: Tier, resamples: int = RESAMPLES,
     rng = random.Random(seed)
     samples = [Sample(s.category, s.weight, tuple(sorted(s.runs))) for s in samples]  # run order must not matter
     by_category = {c: [s for s in samples if s.category == c] for c in CATEGORIES}
-    points = {c: category_score([(s.weight, mean_score(s.runs)) for s in tests]) for c, tests in by_category.items()}
+    test_points = {c: [mean_score(s.runs) for s in tests] for c, tests in by_category.items()}
+    points = {
+        c: category_score([(s.weight, p) for s, p in zip(tests, test_points[c], strict=True)])
+        for c, tests in by_category.items()
+    }
     drawn: dict[Category, list[float]] = {c: [] for c in CATEGORIES}
     same = 0
     for _ in range(resamples):
-        scores = {c: _resample_score(rng, tests) if tests else 0.0 for c, tests in by_category.items()}
+        scores = {c: _resample_score(rng, tests, test_points[c]) if tests else 0.0 for c, tests in by_category.items()}
         for c in CATEGORIES:
             drawn[c].append(scores[c])
         same += tier_for(scores) == tier
