@@ -114,7 +114,21 @@ def bootstrap(samples: Sequence[Sample], tier: Tier, resamples: int = RESAMPLES,
     return Confidence(intervals, round_half_up(same / resamples) if resamples else 0.0)
 
 
+_RECENT: dict[int, tuple[LevelResult, Confidence]] = {}
+_RECENT_SIZE = 64
+
+
 def level_confidence(level: LevelResult) -> Confidence:
-    """The bootstrap of a level's tests (every run of each), for its measured tier."""
+    """The bootstrap of a level's tests (every run of each), for its measured tier.
+
+    The profile and the summary both ask for it; the last levels' results are kept, so each is computed once.
+    """
+    kept = _RECENT.get(id(level))
+    if kept is not None and kept[0] is level:
+        return kept[1]
     samples = [Sample(t.test.category, t.test.weight, tuple(t.scores)) for t in level.per_test]
-    return bootstrap(samples, level.tier)
+    found = bootstrap(samples, level.tier)
+    if len(_RECENT) >= _RECENT_SIZE:
+        _RECENT.pop(next(iter(_RECENT)))
+    _RECENT[id(level)] = (level, found)
+    return found
