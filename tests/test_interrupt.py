@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from answerers import perfect
 from faultserver import Fault, FaultPlan, FaultServer
+from stopping import signalled_run
 
-TSUKA = Path(sys.executable).with_name("tsuka")
 PROMPT_EXIT = 10.0
 """Seconds a run may take to stop after Ctrl-C (it should take well under one)."""
 EARLIER = {"model": "beta", "tier": "large", "note": "an earlier measurement, to be kept"}
@@ -29,32 +26,10 @@ def seeded_store(path: Path) -> bytes:
 def interrupted_run(
     server: FaultServer, store: Path, ready: Callable[[], bool], *args: str
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Start ``tsuka run``, wait until ``ready()`` (at most 60 s), send SIGINT; the result and seconds to exit."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_"))}
-    command = [str(TSUKA), "run", "all", "--base-url", server.base_url, "--profiles", str(store), "-j", "16", *args]
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509  (a shell may start us with SIGINT ignored)
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not ready() and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert process.poll() is None, process.communicate()
-        assert ready(), "the run never reached the point to interrupt"
-        time.sleep(0.3)  # let the last answers be judged
-        process.send_signal(signal.SIGINT)
-        sent = time.monotonic()
-        out, err = process.communicate(timeout=PROMPT_EXIT + 20)
-        return subprocess.CompletedProcess(command, process.returncode, out, err), time.monotonic() - sent
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    """Start ``tsuka run``, wait until ``ready()``, send SIGINT; the result and seconds to exit."""
+    command = ["run", "all", "--base-url", server.base_url, "--profiles", str(store), "-j", "16", *args]
+    # settle: let the last answers be judged
+    return signalled_run(command, ready, signal.SIGINT, exit_within=PROMPT_EXIT + 20)
 
 
 def answered(server: FaultServer, model: str, effort: str) -> int:

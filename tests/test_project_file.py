@@ -7,10 +7,7 @@ import os
 import re
 import signal
 import socket
-import subprocess
-import sys
 import threading
-import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -304,6 +301,7 @@ def test_the_documented_example_is_a_valid_project_file(tmp_path: Path) -> None:
 
 def test_a_stop_signal_during_an_endpoint_sweep_keeps_what_completed(tmp_path: Path) -> None:
     from faultserver import Fault, FaultPlan, FaultServer
+    from stopping import signalled_run, stored_level
 
     store = tmp_path / "store.json"
     plan = FaultPlan.always(Fault.STALL)
@@ -325,27 +323,13 @@ name = "stalled"
 base_url = "{stalled.base_url}"
 """,
         )
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_"))}
-        tsuka = Path(sys.executable).with_name("tsuka")
-        command = [str(tsuka), "run", "--config", str(config)]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and process.poll() is None:
-                if store.exists() and "alpha@none" in store.read_text(encoding="utf-8"):
-                    break
-                time.sleep(0.05)
-            assert process.poll() is None, process.communicate()
-            process.send_signal(signal.SIGTERM)
-            _, err = process.communicate(timeout=30)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-    assert process.returncode == 143, err
-    assert "Traceback" not in err
+        done, _ = signalled_run(
+            ["run", "--config", str(config)], stored_level(store, "alpha@none"), signal.SIGTERM, settle=0
+        )
+    assert done.returncode == 143, done.stderr
+    assert "Traceback" not in done.stderr
     assert list(stored(store)["profiles"]) == ["alpha@none"]
-    assert "interrupted by SIGTERM" in err
+    assert "interrupted by SIGTERM" in done.stderr
 
 
 def test_a_problem_in_pyproject_is_located_in_its_tool_table(tmp_path: Path) -> None:

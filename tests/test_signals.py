@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -17,8 +14,8 @@ from answerers import perfect
 from faultserver import Fault, FaultPlan, FaultServer
 from history_helpers import invoke, rows
 from loopback import LoopbackServer
+from stopping import signalled_run, stored_level
 
-TSUKA = Path(sys.executable).with_name("tsuka")
 PROMPT_EXIT = 10.0
 """Seconds a run may take to stop after the signal."""
 
@@ -30,29 +27,13 @@ def stopped_run(
 ) -> tuple[subprocess.CompletedProcess[str], float]:
     """``tsuka run`` where alpha completes and beta stalls; ``signum`` once alpha is stored; result and seconds."""
     store = folder / "models_profile.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_"))}
     command = [
-        str(TSUKA), "run", "all", "--base-url", server.base_url, "--profiles", str(store), "-j", "16", "-e", "none",
+        "run", "all", "--base-url", server.base_url, "--profiles", str(store), "-j", "16", "-e", "none",
         "--history-db", str(folder / "history.sqlite"), "--junit", str(folder / "junit.xml"),
         "--json-file", str(folder / "run.json"), *args,
     ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
-            if store.exists() and "alpha@none" in store.read_text(encoding="utf-8"):
-                break
-            time.sleep(0.05)
-        assert process.poll() is None, process.communicate()
-        time.sleep(0.3)  # the alpha level recorded in the history too
-        process.send_signal(signum)
-        sent = time.monotonic()
-        out, err = process.communicate(timeout=PROMPT_EXIT + 20)
-        return subprocess.CompletedProcess(command, process.returncode, out, err), time.monotonic() - sent
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    # settle: the alpha level recorded in the history too
+    return signalled_run(command, stored_level(store, "alpha@none"), signum, exit_within=PROMPT_EXIT + 20)
 
 
 def ci_files(folder: Path) -> tuple[ET.Element, dict[str, Any]]:
