@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
@@ -24,6 +25,7 @@ __all__ = [
     "StoredTest",
     "StoredTestRuns",
     "group_tests",
+    "is_run_ref",
     "list_runs",
     "load_run",
     "run_id",
@@ -244,13 +246,27 @@ def list_runs(path: Path, limit: int | None = None) -> list[tuple[StoredRun, lis
         return [(run, list(run.levels)) for run in found]
 
 
+_BACK = re.compile(r"(?:last|latest)(?:~(\d{1,9}))?")
+"""``last`` for the newest run, ``last~N`` for the N-th run before the newest."""
+
+
+def is_run_ref(ref: str) -> bool:
+    """Whether ``ref`` is written as a run reference: a number, ``last`` or ``last~N``."""
+    return ref.isdigit() or _BACK.fullmatch(ref) is not None
+
+
 def run_id(path: Path, ref: str) -> int:
-    """The id of the run ``ref`` names: a number, or ``last`` for the newest run."""
+    """The id of the run ``ref`` names: a number, ``last`` for the newest run, ``last~N`` the N-th before it."""
     with closing(connect(path, create=False)) as db:
-        if ref in ("last", "latest"):
-            row = db.execute("SELECT max(id) FROM runs").fetchone()
-            if row[0] is None:
-                raise UsageError(f"no runs recorded in {path} yet")
+        back = _BACK.fullmatch(ref)
+        if back is not None:
+            offset = int(back.group(1) or 0)
+            row = db.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (offset,)).fetchone()
+            if row is None:
+                count = db.execute("SELECT count(*) FROM runs").fetchone()[0]
+                if not count:
+                    raise UsageError(f"no runs recorded in {path} yet")
+                raise UsageError(f"no run {ref!r} in {path}: only {count} run(s) recorded ('tsuka runs' lists them)")
             return int(row[0])
         if not ref.isdigit() or db.execute("SELECT 1 FROM runs WHERE id = ?", (int(ref),)).fetchone() is None:
             raise UsageError(f"no run {ref!r} in {path} ('tsuka runs' lists them)")
@@ -258,7 +274,7 @@ def run_id(path: Path, ref: str) -> int:
 
 
 def load_run(path: Path, ref: str | int) -> StoredRun:
-    """Run ``ref`` (an id or ``last``) with every level, test, step and check."""
+    """Run ``ref`` (an id, ``last`` or ``last~N``) with every level, test, step and check."""
     number = ref if isinstance(ref, int) else run_id(path, ref)
     with closing(connect(path, create=False)) as db, _readable(path):
         row = db.execute("SELECT * FROM runs WHERE id = ?", (number,)).fetchone()
