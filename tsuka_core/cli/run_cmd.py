@@ -9,7 +9,7 @@ import click
 
 from tsuka_core.cli.ci_files import ci_files_always
 from tsuka_core.cli.options import effort_choice, history_db_option, profiles_option, tier_choice
-from tsuka_core.cli.project_run import endpoint_plan, project_options, run_endpoints
+from tsuka_core.cli.project_run import endpoint_plan, project_options
 from tsuka_core.cli.stopping import run_stoppable
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.terms import EFFORTS
@@ -258,6 +258,7 @@ def run(
     bad input, 3 when --min-tier is given and a model is below it.
     """
 
+    from tsuka_core.cli.endpoint_sweep import run_endpoints
     from tsuka_core.cli.progress import make_progress
     from tsuka_core.plugins.registry import load_registry
     from tsuka_core.session import RunOptions, run_benchmark
