@@ -169,6 +169,10 @@ def test_recommendation_and_min_tier_use_the_stored_key_of_a_clashing_name(tmp_p
     assert result.exit_code == 3, result.stdout + result.stderr
     assert "Recommendation: one:alpha at effort none (tier large)" in result.stdout
     assert "Recommendation: two:alpha at effort none (tier small)" in result.stdout
+    assert "one:alpha@none: 7 test runs" in result.stderr
+    assert "two:alpha@none: 7 test runs" in result.stderr
+    assert "one:alpha@none 7/7 " in result.stderr
+    assert "8/7" not in result.stderr
     below = [line for line in result.stderr.splitlines() if "below --min-tier" in line]
     assert below == ["tsuka: below --min-tier: two:alpha@none is small, below the minimum tier large"]
 

@@ -14,11 +14,13 @@ from tsuka_core.errors import TsukaError, UsageError
 if TYPE_CHECKING:
     from tsuka_core.backends.base import BackendConfig
     from tsuka_core.cli.projectfile import Endpoint
+    from tsuka_core.engine.results import TestResult
     from tsuka_core.engine.sweep import ModelSweep, SweepObserver
     from tsuka_core.plugins.registry import Registry
     from tsuka_core.session import RunOptions, RunReport
     from tsuka_core.storage.recorder import RunRecorder
     from tsuka_core.suite.model import Suite
+    from tsuka_core.terms import Effort
 
 __all__ = ["run_endpoints"]
 
@@ -88,7 +90,29 @@ def _benchmark(
     """The run of one listed endpoint, its levels going into the shared history run."""
     from tsuka_core.session import run_benchmark
 
-    return run_benchmark(item.options, suite, registry, observer, recorder)
+    named = Named(observer, item.endpoint.name, item.options.store_names)
+    return run_benchmark(item.options, suite, registry, named, recorder)
+
+
+@dataclass(frozen=True)
+class Named:
+    """An endpoint's view of the one progress display: its models named as stored, its notes naming it."""
+
+    inner: SweepObserver
+    endpoint: str
+    names: Mapping[str, str]
+
+    def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
+        """A level begins, shown under the model's stored name (``NAME:model`` on a clash)."""
+        self.inner.level_started(self.names.get(model, model), effort, applied, total)
+
+    def test_done(self, model: str, effort: Effort, result: TestResult) -> None:
+        """A test of a level finished."""
+        self.inner.test_done(self.names.get(model, model), effort, result)
+
+    def note(self, message: str) -> None:
+        """A note, naming the endpoint it is about."""
+        self.inner.note(f"endpoint {self.endpoint}: {message}")
 
 
 def _keyed(endpoint: Endpoint, config: BackendConfig) -> BackendConfig:

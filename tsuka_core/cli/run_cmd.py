@@ -254,8 +254,8 @@ def run(
       tsuka run                                       every endpoint of tsuka.toml at once
 
     Exit status: 0 when every level was measured and stored, 1 when some level
-    could not be (it is named, and an earlier profile for it is kept), 2 for
-    bad input, 3 when --min-tier is given and a model is below it.
+    or endpoint could not be (it is named, and an earlier profile for it is
+    kept), 2 for bad input, 3 when --min-tier is given and a model is below it.
     """
 
     from tsuka_core.cli.endpoint_sweep import run_endpoints
