@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from contextlib import closing
 from pathlib import Path
@@ -304,3 +307,68 @@ def test_the_history_never_holds_the_clash_as_one_level(swept: Path) -> None:
     for row in rows(history(swept), "SELECT name, effort, count(*) AS n FROM levels GROUP BY name, effort"):
         counts[f"{row['name']}@{row['effort']}"] = row["n"]
     assert counts == dict.fromkeys(KEYS, 1)
+
+
+# --- two backends ----------------------------------------------------------------------------------------------------
+
+OLLAMA_PLUGIN = Path(__file__).resolve().parents[1] / "plugins_example" / "tsuka-backend-ollama"
+
+
+def tsuka_with_ollama(folder: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``tsuka ARGS`` in a fresh interpreter that finds the example Ollama backend through its entry point."""
+    info = folder / "plugin" / "tsuka_backend_ollama-0.1.0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tsuka-backend-ollama\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text("[tsuka]\nbackend_ollama = tsuka_backend_ollama.plugin\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_", "OLLAMA_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(info.parent), str(OLLAMA_PLUGIN), *sys.path])
+    tsuka = Path(sys.executable).with_name("tsuka")
+    command = [str(tsuka), *(str(a) for a in args)]
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=folder, timeout=120, check=False)
+
+
+def test_endpoints_of_two_backends_are_one_run_and_rescored_each_with_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(OLLAMA_PLUGIN / "tests"))
+    from ollama_loopback import OllamaReply, OllamaServer
+
+    with (
+        LoopbackServer(by_model({"alpha": perfect}), models=["alpha"]) as openai,
+        OllamaServer(lambda body, n: OllamaReply.text("I would rather not say."), models=["m1"]) as ollama,
+    ):
+        write(
+            tmp_path,
+            f"""efforts = ["none"]
+profiles = "store.json"
+
+[[endpoints]]
+name = "local"
+base_url = "{openai.base_url}"
+
+[[endpoints]]
+name = "native"
+backend = "ollama"
+base_url = "{ollama.base_url}"
+models = ["m1"]
+""",
+        )
+        result = tsuka_with_ollama(tmp_path, "run")
+    assert result.returncode == 0, result.stdout + result.stderr
+    profiles = stored(tmp_path / "store.json")["profiles"]
+    assert {k: p["backend"] for k, p in profiles.items()} == {"alpha@none": "openai", "m1@none": "ollama"}
+    assert profiles["m1@none"]["provider"].startswith("native http://127.0.0.1:")
+    (run,) = rows(history(tmp_path), "SELECT backend, provider FROM runs")
+    assert run["backend"] == "openai, ollama"
+    assert {lv.key: lv.backend for lv in load_run(history(tmp_path), 1).levels} == {
+        "alpha@none": "openai",
+        "m1@none": "ollama",
+    }
+
+    rescored = tsuka_with_ollama(tmp_path, "rescore", "1", "--profiles", "store.json")
+
+    assert rescored.returncode == 0, rescored.stdout + rescored.stderr
+    again = stored(tmp_path / "store.json")["profiles"]
+    assert {k: (p["backend"], p["provider"], p["tier"]) for k, p in again.items()} == {
+        k: (p["backend"], p["provider"], p["tier"]) for k, p in profiles.items()
+    }
