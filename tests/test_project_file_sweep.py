@@ -140,6 +140,8 @@ def test_rescore_of_a_sweep_stores_each_level_under_its_key_and_provider(swept: 
     result = invoke("rescore", "1", "--profiles", folder / "store.json")
 
     assert result.exit_code == 0, result.stdout + result.stderr
+    assert "one:alpha@none  tier large" in result.stdout
+    assert "two:alpha@none  tier small" in result.stdout
     after = stored(folder / "store.json")["profiles"]
     assert sorted(after) == KEYS
     assert {k: p["provider"] for k, p in after.items()} == {k: p["provider"] for k, p in before.items()}

@@ -328,6 +328,8 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
 
     Exit status: 0 when stored (or --dry-run), 1 when some test needs a live run.
     """
+    from dataclasses import replace
+
     from tsuka_core.cli.display import level_summary
     from tsuka_core.cli.exits import FAILED
     from tsuka_core.plugins.registry import load_registry
@@ -341,8 +343,8 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
     lines: list[Text | str] = [
         f"rescore of run {result.source.id} (suite {result.source.suite_hash}) with suite {loaded.path} ({loaded.hash})"
     ]
-    for level in result.levels:
-        lines.extend(["", *level_summary(level)])
+    for recorded, level in zip(result.source.levels, result.levels, strict=True):
+        lines.extend(["", *level_summary(replace(level, model=recorded.name or level.model))])  # named as stored
     _print(lines)
     if not result.ok:
         needed = tests_needing_live_run(result)
