@@ -51,25 +51,9 @@ async def run_endpoints(
     from tsuka_core.session import RunReport
 
     failed: list[str] = []
-    keyed = []
-    for endpoint, options in plan:
-        try:
-            keyed.append((endpoint, replace(options, config=_keyed(endpoint, options.config))))
-        except UsageError as exc:
-            failed.append(str(exc))
-    if not keyed:
-        raise UsageError("no endpoint can run: " + "; ".join(failed))
-    results, stopped = await _gathered([_listed(endpoint, options, registry) for endpoint, options in keyed])
-    if stopped:
+    listed = await _ready(plan, registry, observer, failed)
+    if listed is None:
         return RunReport("", "", suite, interrupted=True)
-    listed = []
-    for (endpoint, _), result in zip(keyed, results, strict=True):
-        if isinstance(result, BaseException):
-            if not _cancelled(result):
-                failed.append(f"endpoint {endpoint.name}: {_failure(result)}")
-        else:
-            listed.append(result)
-    listed = _named(listed, observer)
     recorder = await _recorder(listed, failed, suite)
     try:
         jobs = [_benchmark(item, suite, registry, observer, recorder) for item in listed]
@@ -82,6 +66,33 @@ async def run_endpoints(
     merged.history_run = recorder.run_id if recorder is not None else None
     await _finish(recorder, "interrupted" if merged.interrupted else "ok" if merged.ok else "failed")
     return merged
+
+
+async def _ready(
+    plan: list[tuple[Endpoint, RunOptions]], registry: Registry, observer: SweepObserver, failed: list[str]
+) -> list[Listed] | None:
+    """The endpoints that have their key and list their models, named; those that fail go to ``failed``.
+
+    None when the run was stopped while listing.
+    """
+    keyed = []
+    for endpoint, options in plan:
+        try:
+            keyed.append((endpoint, replace(options, config=_keyed(endpoint, options.config))))
+        except UsageError as exc:
+            failed.append(str(exc))
+    if not keyed:
+        raise UsageError("no endpoint can run: " + "; ".join(failed))
+    results, stopped = await _gathered([_listed(endpoint, options, registry) for endpoint, options in keyed])
+    if stopped:
+        return None
+    listed = []
+    for (endpoint, _), result in zip(keyed, results, strict=True):
+        if not isinstance(result, BaseException):
+            listed.append(result)
+        elif not _cancelled(result):
+            failed.append(f"endpoint {endpoint.name}: {_failure(result)}")
+    return _named(listed, observer)
 
 
 def _benchmark(
