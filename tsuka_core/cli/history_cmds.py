@@ -129,7 +129,8 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
     applied = "" if level.effort_applied else " (effort not applied)"
     rec = "  recommended" if level.recommended else ""
     repeated = f"  ({level.repeats} runs per test)" if level.repeats > 1 else ""
-    yield Text.assemble((level.key, "bold"), applied, "  tier ", tier_text(level.tier), rec, repeated)
+    where = f"  endpoint {level.endpoint} ({level.backend} at {level.provider})" if level.endpoint else ""
+    yield Text.assemble((level.key, "bold"), applied, "  tier ", tier_text(level.tier), rec, repeated, where)
     cats = "  ".join(f"{c} {percent(s)}" for c, s in level.scores.items())
     speed = f"{level.tokens_per_second:g} tok/s  |  avg {level.avg_completion_tokens} completion tokens"
     yield Text(f"  {cats}  |  {speed}")
