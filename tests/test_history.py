@@ -265,6 +265,7 @@ def _as_results(levels: Any) -> list[Any]:
         SimpleNamespace(
             model=lv.model, effort=lv.effort, effort_applied=True, complete=True, tier=lv.tier, scores={},
             tokens_per_second=0.0, avg_completion_tokens=0, usage_estimated=False, extra={}, tests=(), repeats=1,
+            backend="openai", provider="url",
         )
         for lv in levels
     ]  # fmt: skip

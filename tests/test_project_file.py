@@ -7,8 +7,10 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import threading
 from collections import Counter
+from contextlib import closing
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -330,6 +332,10 @@ base_url = "{stalled.base_url}"
     assert "Traceback" not in done.stderr
     assert list(stored(store)["profiles"]) == ["alpha@none"]
     assert "interrupted by SIGTERM" in done.stderr
+    with closing(sqlite3.connect(tmp_path / ".tsuka" / "history.sqlite")) as db:
+        assert db.execute("SELECT id, status FROM runs").fetchall() == [(1, "interrupted")]
+        levels = db.execute("SELECT name, endpoint, stored FROM levels").fetchall()
+    assert set(levels) <= {("alpha", "up", 1)}  # the stop may come between storing alpha and recording it
 
 
 def test_a_problem_in_pyproject_is_located_in_its_tool_table(tmp_path: Path) -> None:

@@ -152,12 +152,20 @@ async def _resolve_models(backend: Backend, models: Sequence[str]) -> list[str]:
     return list(dict.fromkeys([*found, *wanted]))
 
 
-async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, observer: SweepObserver) -> RunReport:
+async def run_benchmark(
+    options: RunOptions,
+    suite: Suite,
+    registry: Registry,
+    observer: SweepObserver,
+    recorder: RunRecorder | None = None,
+) -> RunReport:
     """Measure the requested models at the requested efforts and store each complete level.
 
     The store is read first, so a corrupt store stops the run before any model
     is asked anything. Each model's complete levels and its recommendation are
-    written as soon as that model is done.
+    written as soon as that model is done. With ``recorder``, the levels go
+    into that history run, which its owner ends (one run across endpoints);
+    else, with ``options.history_path``, into a run of their own.
     """
     store = ProfileStore(options.store_path)
     store.read()
@@ -184,12 +192,12 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
             if said:
                 observer.note(said)
             options = replace(options, concurrency=concurrency)
-            history = None
-            if options.history_path is not None:
+            history = recorder
+            if history is None and options.history_path is not None:
                 history = await asyncio.to_thread(
                     RunRecorder, options.history_path, run_info(options, suite, backend, models)
                 )
-                report.history_run = history.run_id
+            report.history_run = history.run_id if history is not None else None
 
             async def keep(swept: ModelSweep) -> None:
                 await asyncio.to_thread(_store_model, store, swept, report, options)
@@ -200,11 +208,11 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
                         swept,
                         report,
                         served_from_cache(backend),
-                        options.store_names.get(swept.model, swept.model),
+                        options,
                     )
 
             report.sweeps = await _recorded(
-                history,
+                history if recorder is None else None,
                 report,
                 sweep_models(
                     backend,
@@ -231,8 +239,21 @@ async def run_benchmark(options: RunOptions, suite: Suite, registry: Registry, o
 
 def run_info(options: RunOptions, suite: Suite, backend: Backend, models: Sequence[str]) -> RunInfo:
     """What the history records about a live run: what was asked of which server, and how."""
+    return RunInfo(
+        suite_path=str(suite.path),
+        suite_hash=suite.hash,
+        backend=backend.name,
+        provider=backend.provider,
+        models=list(models),
+        efforts=list(options.efforts),
+        options=run_settings(options),
+    )
+
+
+def run_settings(options: RunOptions) -> dict[str, Any]:
+    """How a live run asks its server, as the history records it (credentials masked)."""
     config = options.config
-    settings: dict[str, Any] = {
+    return {
         "concurrency": options.concurrency,
         "timeout": config.timeout,
         "retries": config.retries,
@@ -244,25 +265,24 @@ def run_info(options: RunOptions, suite: Suite, backend: Backend, models: Sequen
         "cache": options.cache_path is not None and options.repeats == 1,
         "repeats": options.repeats,
     }
-    return RunInfo(
-        suite_path=str(suite.path),
-        suite_hash=suite.hash,
-        backend=backend.name,
-        provider=backend.provider,
-        models=list(models),
-        efforts=list(options.efforts),
-        options=settings,
-    )
 
 
 def _record_model(
-    history: RunRecorder, swept: ModelSweep, report: RunReport, cached: frozenset[int], name: str = ""
+    history: RunRecorder, swept: ModelSweep, report: RunReport, cached: frozenset[int], options: RunOptions
 ) -> None:
     """Write one model of a live run to the history as the store now holds it."""
-    prefix = f"{name or swept.model}@"
+    name = options.store_names.get(swept.model, swept.model)
+    prefix = f"{name}@"
     stored = [key.removeprefix(prefix) for key in report.profiles if key.startswith(prefix)]
-    recommended = report.recommendations.get(name or swept.model)
-    history.record_levels(swept.levels, stored=stored, recommended=recommended, notes=swept.notes, cached=cached)
+    history.record_levels(
+        swept.levels,
+        stored=stored,
+        recommended=report.recommendations.get(name),
+        notes=swept.notes,
+        cached=cached,
+        name=name,
+        endpoint=options.endpoint,
+    )
 
 
 async def _recorded(

@@ -60,7 +60,8 @@ _EVERY_COMMAND = (OK, BAD_INPUT, INTERRUPTED, TERMINATED)
 BY_COMMAND: Mapping[str, Mapping[int, str]] = {
     "run": {
         OK: "every level was measured and stored",
-        FAILED: "some level could not be measured: it is named, and an earlier profile for it is kept",
+        FAILED: "some level, or some endpoint of the project file, could not be measured: it is named, an "
+        "earlier profile for it is kept, and the other levels and endpoints are stored",
         BELOW_TIER: "`--min-tier` was given and a model is below it at its recommended effort",
         INTERRUPTED: "interrupted with Ctrl-C: the levels that had finished are stored, the others are not",
     },

@@ -129,7 +129,8 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
     applied = "" if level.effort_applied else " (effort not applied)"
     rec = "  recommended" if level.recommended else ""
     repeated = f"  ({level.repeats} runs per test)" if level.repeats > 1 else ""
-    yield Text.assemble((level.key, "bold"), applied, "  tier ", tier_text(level.tier), rec, repeated)
+    where = f"  endpoint {level.endpoint} ({level.backend} at {level.provider})" if level.endpoint else ""
+    yield Text.assemble((level.key, "bold"), applied, "  tier ", tier_text(level.tier), rec, repeated, where)
     cats = "  ".join(f"{c} {percent(s)}" for c, s in level.scores.items())
     speed = f"{level.tokens_per_second:g} tok/s  |  avg {level.avg_completion_tokens} completion tokens"
     yield Text(f"  {cats}  |  {speed}")
@@ -328,6 +329,8 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
 
     Exit status: 0 when stored (or --dry-run), 1 when some test needs a live run.
     """
+    from dataclasses import replace
+
     from tsuka_core.cli.display import level_summary
     from tsuka_core.cli.exits import FAILED
     from tsuka_core.plugins.registry import load_registry
@@ -341,8 +344,8 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
     lines: list[Text | str] = [
         f"rescore of run {result.source.id} (suite {result.source.suite_hash}) with suite {loaded.path} ({loaded.hash})"
     ]
-    for level in result.levels:
-        lines.extend(["", *level_summary(level)])
+    for recorded, level in zip(result.source.levels, result.levels, strict=True):
+        lines.extend(["", *level_summary(replace(level, model=recorded.name or level.model))])  # named as stored
     _print(lines)
     if not result.ok:
         needed = tests_needing_live_run(result)

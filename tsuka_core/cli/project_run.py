@@ -1,12 +1,11 @@
-"""How ``tsuka run`` uses the project file: its values under the flags, ``--show-config``, one sweep of endpoints."""
+"""How ``tsuka run`` reads the project file: its values under the flags, ``--show-config``, a plan per endpoint."""
 
 from __future__ import annotations
 
 import functools
 import json
 import os
-from collections import Counter
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -16,15 +15,11 @@ from click.core import ParameterSource
 
 if TYPE_CHECKING:
     from tsuka_core.cli.projectfile import Endpoint, Project
-    from tsuka_core.engine.sweep import SweepObserver
-    from tsuka_core.plugins.registry import Registry
-    from tsuka_core.session import RunOptions, RunReport
-    from tsuka_core.suite.model import Suite
+    from tsuka_core.session import RunOptions
 
-__all__ = ["endpoint_plan", "project_options", "run_endpoints"]
+__all__ = ["endpoint_plan", "project_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-T = TypeVar("T")
 
 _PROJECT = "tsuka.project"
 _FILE_KEYS = (
@@ -142,121 +137,3 @@ def endpoint_plan(base: RunOptions, models: Sequence[str]) -> list[tuple[Endpoin
 
 def _text(value: str | int | float | bool) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-async def run_endpoints(
-    plan: list[tuple[Endpoint, RunOptions]], suite: Suite, registry: Registry, observer: SweepObserver
-) -> RunReport:
-    """Measure every endpoint at once, each with its own backend, client and concurrency; one merged report.
-
-    Each endpoint's models are listed first so that a model name two endpoints
-    serve is stored as ``NAME:model``. An endpoint that fails is named in the
-    report's failures; the others go on.
-    """
-    from tsuka_core.errors import TsukaError
-    from tsuka_core.session import run_benchmark
-
-    listed, stopped = await _gathered([_models_of(options, registry) for _, options in plan])
-    if stopped:
-        from tsuka_core.session import RunReport
-
-        return RunReport("", "", suite, interrupted=True)
-    counts = Counter(m for names in listed if isinstance(names, list) for m in set(names))
-    failed: list[str] = []
-    runs = []
-    for (endpoint, options), names in zip(plan, listed, strict=True):
-        if isinstance(names, BaseException):
-            if _cancelled(names):
-                continue
-            if not isinstance(names, TsukaError | OSError):
-                raise names
-            failed.append(f"endpoint {endpoint.name}: {names}")
-            continue
-        clash = {m: f"{endpoint.name}:{m}" for m in names if counts[m] > 1}
-        if clash:
-            observer.note(f"endpoint {endpoint.name}: {', '.join(clash)} also served elsewhere; stored as NAME:model")
-        runs.append(
-            (endpoint, replace(options, models=tuple(names), config=_keyed(endpoint, options), store_names=clash))
-        )
-    reports, stopped = await _gathered([run_benchmark(options, suite, registry, observer) for _, options in runs])
-    merged = _merged(suite, [(e.name, r) for (e, _), r in zip(runs, reports, strict=True)], failed)
-    merged.interrupted = merged.interrupted or stopped
-    return merged
-
-
-async def _gathered(jobs: Sequence[Coroutine[Any, Any, T]]) -> tuple[list[T | BaseException], bool]:
-    """Every job's result or exception, and whether the run was stopped (Ctrl-C) while they ran.
-
-    A stop cancels every job; each keeps what it completed, and the caller
-    reports the run as interrupted rather than ending with a traceback.
-    """
-    import asyncio
-
-    tasks = [asyncio.ensure_future(job) for job in jobs]
-    try:
-        return list(await asyncio.gather(*tasks, return_exceptions=True)), False
-    except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if current is None or current.uncancel() > 0:
-            raise
-        return list(await asyncio.gather(*tasks, return_exceptions=True)), True
-
-
-def _cancelled(exc: BaseException) -> bool:
-    import asyncio
-
-    return isinstance(exc, asyncio.CancelledError)
-
-
-def _keyed(endpoint: Endpoint, options: RunOptions) -> Any:
-    """The endpoint's backend configuration with its API key read from the variable it names."""
-    from tsuka_core.errors import UsageError
-
-    if not endpoint.api_key_env:
-        return options.config
-    key = os.environ.get(endpoint.api_key_env)
-    if not key:
-        raise UsageError(f"endpoint {endpoint.name}: environment variable {endpoint.api_key_env} is not set")
-    return replace(options.config, api_key=key)
-
-
-async def _models_of(options: RunOptions, registry: Registry) -> list[str]:
-    from tsuka_core.session import choose_backend, make_backend, make_client
-
-    if options.models:
-        return list(options.models)
-    async with make_client(1, options.config.timeout, options.proxy) as client:
-        backend = make_backend(registry, choose_backend(options.backend, options.config), options.config, client)
-        try:
-            return await backend.list_models()
-        finally:
-            await backend.aclose()
-
-
-def _merged(suite: Suite, reports: list[tuple[str, RunReport | BaseException]], failed: list[str]) -> RunReport:
-    from tsuka_core.errors import TsukaError
-    from tsuka_core.session import RunReport
-
-    merged = RunReport("", "", suite, failed=list(failed))
-    backends, providers = [], []
-    for name, report in reports:
-        if isinstance(report, BaseException):
-            if _cancelled(report):
-                merged.interrupted = True
-                continue
-            if not isinstance(report, TsukaError | OSError):
-                raise report
-            merged.failed.append(f"endpoint {name}: {report}")
-            continue
-        backends.append(report.backend)
-        providers.append(f"{name} {report.provider}")
-        merged.sweeps += report.sweeps
-        merged.profiles.update(report.profiles)
-        merged.recommendations.update(report.recommendations)
-        merged.failed += report.failed
-        merged.interrupted = merged.interrupted or report.interrupted
-        if merged.history_run is None:
-            merged.history_run = report.history_run
-    merged.backend = ", ".join(dict.fromkeys(backends))
-    merged.provider = ", ".join(providers)
-    return merged

@@ -9,7 +9,7 @@ import click
 
 from tsuka_core.cli.ci_files import ci_files_always
 from tsuka_core.cli.options import effort_choice, history_db_option, profiles_option, tier_choice
-from tsuka_core.cli.project_run import endpoint_plan, project_options, run_endpoints
+from tsuka_core.cli.project_run import endpoint_plan, project_options
 from tsuka_core.cli.stopping import run_stoppable
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.terms import EFFORTS
@@ -254,10 +254,11 @@ def run(
       tsuka run                                       every endpoint of tsuka.toml at once
 
     Exit status: 0 when every level was measured and stored, 1 when some level
-    could not be (it is named, and an earlier profile for it is kept), 2 for
-    bad input, 3 when --min-tier is given and a model is below it.
+    or endpoint could not be (it is named, and an earlier profile for it is
+    kept), 2 for bad input, 3 when --min-tier is given and a model is below it.
     """
 
+    from tsuka_core.cli.endpoint_sweep import run_endpoints
     from tsuka_core.cli.progress import make_progress
     from tsuka_core.plugins.registry import load_registry
     from tsuka_core.session import RunOptions, run_benchmark

@@ -120,10 +120,10 @@ def _test_rows(levels: Sequence[StoredLevel]) -> list[TestRow]:
 
 
 def models_of(run: StoredRun) -> list[ModelView]:
-    """Each model of ``run`` in the order it was measured, its levels sorted by effort."""
+    """Each model of ``run`` (named as stored) in the order it was measured, its levels sorted by effort."""
     by_model: dict[str, list[StoredLevel]] = {}
     for level in run.levels:
-        by_model.setdefault(level.model, []).append(level)
+        by_model.setdefault(level.name or level.model, []).append(level)
     views = []
     for model, found in by_model.items():
         levels = tuple(sorted(found, key=_effort_order))

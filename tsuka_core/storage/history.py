@@ -4,7 +4,9 @@ Layout (``PRAGMA user_version`` is :data:`SCHEMA_VERSION`)::
 
     runs       one row per run or rescore: suite hash, backend, redacted base URL, models, efforts, options
     levels     one row per model@effort measured: tier, scores, speed, whether it was stored and recommended,
-               and ``repeats``, how many times each test was run (``--repeats``)
+               ``repeats``, how many times each test was run (``--repeats``), and where its answers came
+               from: ``name`` (the model's name in the profile store), ``endpoint`` (the project file's
+               endpoint), ``backend`` and ``provider`` (NULL: the run's)
     tests      one row per run of a test of a level: ``repeat`` (which run, from 1), score, status, error,
                the tools offered; ``position`` is the row's order in the level (test by test, runs in order)
     steps      one row per step: the messages sent, the answer (reasoning apart), usage and duration
@@ -17,8 +19,13 @@ as :func:`~tsuka_core.common.redact_url` leaves them.
 
 A file of an older layout is upgraded in place, in one transaction, the first
 time it is opened for writing (layout 1 gains ``levels.repeats`` and
-``tests.repeat``, every existing row reading 1); opened read-only, it is read
-as it is, a column it lacks reading as its default.
+``tests.repeat``, every existing row reading 1; layout 2 gains the level's
+``name``, ``endpoint``, ``backend`` and ``provider``, every existing row reading
+NULL: the run's); opened read-only, it is read as it is, a column it lacks
+reading as its default.
+
+A run across the endpoints of a project file is one run: its row names every
+endpoint's backend and provider, and each level names its own.
 """
 
 from __future__ import annotations
@@ -50,10 +57,11 @@ __all__ = [
     "transaction",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The layout written by this engine; a file with a higher version is refused, never rewritten.
 
-1: the first layout. 2: ``levels.repeats`` and ``tests.repeat`` (``--repeats``).
+1: the first layout. 2: ``levels.repeats`` and ``tests.repeat`` (``--repeats``). 3: ``levels.name``,
+``levels.endpoint``, ``levels.backend`` and ``levels.provider`` (one run across several endpoints).
 """
 
 LOCK_TIMEOUT = 30.0
@@ -92,7 +100,11 @@ CREATE TABLE levels (
     recommended INTEGER NOT NULL,
     extra TEXT NOT NULL,
     notes TEXT NOT NULL,
-    repeats INTEGER NOT NULL DEFAULT 1
+    repeats INTEGER NOT NULL DEFAULT 1,
+    name TEXT,
+    endpoint TEXT,
+    backend TEXT,
+    provider TEXT
 );
 CREATE INDEX levels_run ON levels(run_id);
 CREATE TABLE tests (
@@ -143,6 +155,12 @@ _UPGRADES: dict[int, tuple[str, ...]] = {
     1: (
         "ALTER TABLE levels ADD COLUMN repeats INTEGER NOT NULL DEFAULT 1",
         "ALTER TABLE tests ADD COLUMN repeat INTEGER NOT NULL DEFAULT 1",
+    ),
+    2: (
+        "ALTER TABLE levels ADD COLUMN name TEXT",
+        "ALTER TABLE levels ADD COLUMN endpoint TEXT",
+        "ALTER TABLE levels ADD COLUMN backend TEXT",
+        "ALTER TABLE levels ADD COLUMN provider TEXT",
     ),
 }
 """The statements that take a file from layout N to N + 1, keeping every row (new columns get their default)."""

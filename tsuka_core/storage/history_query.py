@@ -142,11 +142,19 @@ class StoredLevel:
     """Every recorded run of every test, test by test, runs in repeat order."""
     repeats: int = 1
     """How many times each test was run (``--repeats``)."""
+    name: str = ""
+    """The model's name in the profile store: ``NAME:model`` when two endpoints of the run served it, else the model."""
+    endpoint: str | None = None
+    """The project file's endpoint that answered, when the run measured its endpoints."""
+    backend: str = ""
+    """The backend that answered (the run's, unless the run spanned several endpoints)."""
+    provider: str = ""
+    """Where the answers came from, as the history stores it (base URLs redacted)."""
 
     @property
     def key(self) -> str:
-        """``model@effort``."""
-        return f"{self.model}@{self.effort}"
+        """``model@effort``, the model named as it is stored (``NAME:model@effort`` for a name two endpoints served)."""
+        return f"{self.name or self.model}@{self.effort}"
 
     @property
     def per_test(self) -> list[StoredTestRuns]:
@@ -192,7 +200,8 @@ def _ordered(models: Sequence[str], levels: Sequence[StoredLevel]) -> tuple[Stor
     """Levels in the run's model order, then cheapest effort first (they are written as models finish)."""
 
     def key(level: StoredLevel) -> tuple[int, int]:
-        model = models.index(level.model) if level.model in models else len(models)
+        name = level.name or level.model
+        model = models.index(name) if name in models else len(models)
         effort = EFFORTS.index(level.effort) if level.effort in EFFORTS else len(EFFORTS)
         return model, effort
 
@@ -242,7 +251,7 @@ def list_runs(path: Path, limit: int | None = None) -> list[tuple[StoredRun, lis
     """The recorded runs, newest first, each with its levels (without their tests)."""
     with closing(connect(path, create=False)) as db, _readable(path):
         rows = db.execute("SELECT * FROM runs ORDER BY id DESC LIMIT ?", (-1 if limit is None else limit,)).fetchall()
-        found = [_run(row, [_level(db, lv, deep=False) for lv in _level_rows(db, row["id"])]) for row in rows]
+        found = [_run(row, [_level(db, lv, row, deep=False) for lv in _level_rows(db, row["id"])]) for row in rows]
         return [(run, list(run.levels)) for run in found]
 
 
@@ -280,14 +289,15 @@ def load_run(path: Path, ref: str | int) -> StoredRun:
         row = db.execute("SELECT * FROM runs WHERE id = ?", (number,)).fetchone()
         if row is None:
             raise UsageError(f"no run {number} in {path} ('tsuka runs' lists them)")
-        return _run(row, tuple(_level(db, lv, deep=True) for lv in _level_rows(db, number)))
+        return _run(row, tuple(_level(db, lv, row, deep=True) for lv in _level_rows(db, number)))
 
 
 def _level_rows(db: sqlite3.Connection, number: int) -> list[sqlite3.Row]:
     return db.execute("SELECT * FROM levels WHERE run_id = ? ORDER BY id", (number,)).fetchall()
 
 
-def _level(db: sqlite3.Connection, row: sqlite3.Row, *, deep: bool) -> StoredLevel:
+def _level(db: sqlite3.Connection, row: sqlite3.Row, run: sqlite3.Row, *, deep: bool) -> StoredLevel:
+    """One level row; where a file of an older layout has no name, endpoint, backend or provider, the run's."""
     tests = db.execute("SELECT * FROM tests WHERE level_id = ? ORDER BY position", (row["id"],)).fetchall()
     return StoredLevel(
         model=row["model"],
@@ -305,6 +315,10 @@ def _level(db: sqlite3.Connection, row: sqlite3.Row, *, deep: bool) -> StoredLev
         notes=_json(row, "notes", list),
         tests=tuple(_test(db, t) for t in tests) if deep else (),
         repeats=_count(row, "repeats"),
+        name=_column(row, "name") or row["model"],
+        endpoint=_column(row, "endpoint"),
+        backend=_column(row, "backend") or run["backend"],
+        provider=_column(row, "provider") or run["provider"],
     )
 
 
@@ -327,6 +341,11 @@ def _test(db: sqlite3.Connection, row: sqlite3.Row) -> StoredTest:
 def _count(row: sqlite3.Row, column: str) -> int:
     """``row[column]``, or 1 when the row comes from a file of layout 1, opened read-only, that lacks the column."""
     return int(row[column]) if column in row.keys() else 1  # noqa: SIM118  (`in row` looks among the values)
+
+
+def _column(row: sqlite3.Row, column: str) -> Any:
+    """``row[column]``, or None when the row comes from a file of an older layout, opened read-only, that lacks it."""
+    return row[column] if column in row.keys() else None  # noqa: SIM118  (`in row` looks among the values)
 
 
 def _step(db: sqlite3.Connection, row: sqlite3.Row) -> StoredStep:

@@ -75,15 +75,21 @@ class RunRecorder:
         recommended: str | None = None,
         notes: Sequence[str] = (),
         cached: frozenset[int] = frozenset(),
+        name: str | None = None,
+        endpoint: str | None = None,
     ) -> None:
         """Write one model's levels, in one transaction.
 
         ``stored`` names the efforts written to the profile store, ``recommended``
-        the effort recommended, ``cached`` the ``id()`` of answers served from the cache.
+        the effort recommended, ``cached`` the ``id()`` of answers served from the cache,
+        ``name`` the model's name in the store (default: the model's own), ``endpoint``
+        the project file's endpoint that answered.
         """
+        where = Source(name, endpoint)
         with transaction(self.path) as db:
             for level in levels:
-                _write_level(db, self.run_id, level, level.effort in stored, level.effort == recommended, notes, cached)
+                flags = (level.effort in stored, level.effort == recommended)
+                _write_level(db, self.run_id, level, flags, where, notes, cached)
 
     def finish(self, status: str) -> None:
         """Mark the run ended (``ok``, ``failed`` or ``interrupted``)."""
@@ -91,19 +97,29 @@ class RunRecorder:
             db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, now(), self.run_id))
 
 
+@dataclass(frozen=True)
+class Source:
+    """Where a model's levels came from, beyond the level itself: its name in the store and its endpoint."""
+
+    name: str | None = None
+    endpoint: str | None = None
+
+
 def _write_level(
     db: sqlite3.Connection,
     run_id: int,
     level: LevelResult,
-    stored: bool,
-    recommended: bool,
+    flags: tuple[bool, bool],
+    where: Source,
     notes: Sequence[str],
     cached: frozenset[int],
 ) -> None:
+    """One level row (``flags``: stored, recommended), then its tests."""
+    stored, recommended = flags
     cursor = db.execute(
         "INSERT INTO levels (run_id, model, effort, effort_applied, complete, tier, scores, tokens_per_second,"
-        " avg_completion_tokens, usage_estimated, stored, recommended, extra, notes, repeats)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " avg_completion_tokens, usage_estimated, stored, recommended, extra, notes, repeats, name, endpoint,"
+        " backend, provider) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             run_id,
             level.model,
@@ -120,6 +136,10 @@ def _write_level(
             dumps(dict(level.extra)),
             dumps(list(notes)),
             level.repeats,
+            where.name or level.model,
+            where.endpoint,
+            level.backend or None,
+            redact_url(level.provider) if level.provider else None,
         ),
     )
     level_id = cursor.lastrowid

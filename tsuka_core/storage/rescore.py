@@ -64,8 +64,8 @@ class ReplayBackend(Backend):
 
     @property
     def provider(self) -> str:
-        """The provider the recorded run reached."""
-        return self._run.provider
+        """The provider the recorded level's answers came from."""
+        return self._level.provider or self._run.provider
 
     def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
         """What the recorded level stored beside its scores, and the run its answers come from."""
@@ -123,7 +123,7 @@ class RescoreResult:
 
 async def _rescore_level(run: StoredRun, level: StoredLevel, suite: Suite, client: httpx.AsyncClient) -> LevelResult:
     """Every run of every test of the suite, each replayed from the same run of the recording."""
-    cls = _replay_class(run.backend)
+    cls = _replay_class(level.backend or run.backend)
     recorded = {(t.name, t.repeat): t for t in level.tests}
     effort: Effort | None = level.effort if level.effort_applied else None  # type: ignore[assignment]
     results: list[TestResult] = []
@@ -164,10 +164,10 @@ def rescore_run(history: Path, ref: str | int, suite: Suite, store_path: Path, *
     store.read()
     run = load_run(history, ref)
     result = RescoreResult(run, suite, asyncio.run(_rescore_levels(run, suite)))
-    for level in result.levels:
+    for recorded, level in zip(run.levels, result.levels, strict=True):
         missing = _needing_live_run(level)
         if missing:
-            result.live[profile_key(level.model, level.effort)] = missing
+            result.live[recorded.key] = missing
     if result.ok and write:
         _store(result, store, history)
     return result
@@ -190,20 +190,31 @@ def _needing_live_run(level: LevelResult) -> list[str]:
 
 
 def _store(result: RescoreResult, store: ProfileStore, history: Path) -> None:
+    """Store every level under the key its run stored it as, with the endpoint in its provider as the run had it."""
     moment = _tested_at(result.source)
     by_model: dict[str, list[LevelResult]] = {}
-    for level in result.levels:
-        by_model.setdefault(level.model, []).append(level)
-        result.profiles[profile_key(level.model, level.effort)] = profile_from_level(level, moment)
+    endpoints: dict[str, str | None] = {}
+    for recorded, level in zip(result.source.levels, result.levels, strict=True):
+        by_model.setdefault(recorded.name or level.model, []).append(level)
+        endpoints[recorded.name or level.model] = recorded.endpoint
+        profile = profile_from_level(level, moment)
+        if recorded.endpoint:
+            profile["provider"] = f"{recorded.endpoint} {profile['provider']}"
+        result.profiles[profile_key(recorded.name or level.model, level.effort)] = profile
     for model, levels in by_model.items():
         best = recommend(levels)
         if best:
             result.recommendations[model] = best
     store.update(result.profiles, result.recommendations)
-    result.history_run = _record(result, history, by_model)
+    result.history_run = _record(result, history, by_model, endpoints)
 
 
-def _record(result: RescoreResult, history: Path, by_model: Mapping[str, Sequence[LevelResult]]) -> int:
+def _record(
+    result: RescoreResult,
+    history: Path,
+    by_model: Mapping[str, Sequence[LevelResult]],
+    endpoints: Mapping[str, str | None],
+) -> int:
     run = result.source
     info = RunInfo(
         suite_path=str(result.suite.path),
@@ -219,7 +230,8 @@ def _record(result: RescoreResult, history: Path, by_model: Mapping[str, Sequenc
     recorder = RunRecorder(history, info)
     for model, levels in by_model.items():
         stored = [level.effort for level in levels]
-        recorder.record_levels(levels, stored=stored, recommended=result.recommendations.get(model))
+        recommended = result.recommendations.get(model)
+        recorder.record_levels(levels, stored=stored, recommended=recommended, name=model, endpoint=endpoints[model])
     recorder.finish("ok")
     return recorder.run_id
 
