@@ -18,7 +18,16 @@ from tsuka_core.terms import CATEGORIES
 if TYPE_CHECKING:
     from tsuka_core.engine.results import LevelResult, RunScores, TestResult
 
-__all__ = ["console", "format_weight", "level_summary", "mean_and_spread", "percent", "run_scores", "suite_table"]
+__all__ = [
+    "borderline_advice",
+    "console",
+    "format_weight",
+    "level_summary",
+    "mean_and_spread",
+    "percent",
+    "run_scores",
+    "suite_table",
+]
 
 TIER_STYLE = {"small": "red", "medium": "yellow", "large": "green"}
 
@@ -132,14 +141,16 @@ def _confidence_lines(sure: Confidence, repeats: int) -> Iterable[Text]:
     spans = "  ".join(f"{c} {percent(sure.intervals[c][0])}-{percent(sure.intervals[c][1])}" for c in CATEGORIES)
     yield Text(f"  95% intervals: {spans}", style="dim")
     if sure.borderline:
-        advice = (
-            "add --repeats or use the extended suite"
-            if repeats == 1
-            else "add more --repeats or use the extended suite"
-        )
         yield Text(
-            f"  borderline: tier confidence {sure.tier_confidence:.2f} is under {BORDERLINE}; {advice}", style="yellow"
+            f"  borderline: tier confidence {sure.tier_confidence:.2f} is under {BORDERLINE}; "
+            f"{borderline_advice(repeats)}",
+            style="yellow",
         )
+
+
+def borderline_advice(repeats: int) -> str:
+    """What makes a borderline tier surer, for a level whose tests ran ``repeats`` times each."""
+    return "add --repeats or use the extended suite" if repeats == 1 else "add more --repeats or use the extended suite"
 
 
 def _run_failures(result: TestResult, prefix: str) -> Iterable[Text]:
