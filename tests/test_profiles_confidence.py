@@ -1,4 +1,4 @@
-"""tsuka profiles shows each profile's suite, tier confidence and score intervals; hostile fields never crash it."""
+"""Confidence shown in tsuka profiles (suite, tier confidence, intervals; hostile fields never crash it) and reports."""
 
 from __future__ import annotations
 
@@ -6,18 +6,26 @@ import io
 import json
 import math
 import shutil
+import threading
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from answerers import by_model, fooled, perfect
+from answerers import Answerer, by_model, fooled, perfect
 from history_helpers import invoke, stored
-from loopback import LoopbackServer
+from loopback import LoopbackServer, Reply
 from rich.console import Console
 
 from tsuka_core.cli.profile_table import ProfileTable
 from tsuka_core.engine.confidence import BORDERLINE
 from tsuka_core.plugins.registry import load_registry
+from tsuka_core.report.confidence import level_confidence
+from tsuka_core.report.html import render_report
+from tsuka_core.report.html_view import models_of
+from tsuka_core.storage.history import default_history_path
+from tsuka_core.storage.history_query import load_run
 from tsuka_core.storage.profile_confidence import ABSENT, UNKNOWN, stored_confidence
 from tsuka_core.storage.store import ProfileStore, profile_status
 
@@ -230,3 +238,61 @@ def test_a_profile_naming_an_unknown_suite_is_judged_against_the_installed_one(m
     first, second = row(shown.stdout, "unsure@none *")
     assert second[0] == "no-such-suite"
     assert first[-1] == "valid"  # measured with the installed suite, whose hash it carries
+
+
+# --- the HTML report ------------------------------------------------------------------------------------------------
+
+
+def right_then_fooled() -> Answerer:
+    """Answer each conversation right the first time it is asked and like ``fooled`` after: repeats differ."""
+    asked: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def answer(body: dict[str, Any], n: int) -> Reply:
+        key = repr((body["model"], body.get("reasoning_effort"), body["messages"]))
+        with lock:
+            asked[key] += 1
+            first = asked[key] == 1
+        return perfect(body, n) if first else fooled(body, n)
+
+    return answer
+
+
+@pytest.mark.parametrize("repeats", ["1", "3"])
+def test_the_reports_intervals_are_the_profiles_of_the_same_run(repeats: str, tmp_path: Path) -> None:
+    store = tmp_path / "models_profile.json"
+    answers = by_model({"sure": perfect, "unsure": fooled, "varying": right_then_fooled()})
+    with LoopbackServer(answers, models=["sure", "unsure", "varying"]) as server:
+        ran = invoke("run", "all", "--base-url", server.base_url, "--profiles", store, "-e", "none", "-e", "low",
+                     "--repeats", repeats)  # fmt: skip
+    assert ran.exit_code == 0, ran.stderr
+    profiles = stored(store)["profiles"]
+
+    views = models_of(load_run(default_history_path(store), "last"))
+
+    compared = 0
+    for view in views:
+        for level in view.levels:
+            sure = view.sure(level)
+            assert sure is not None
+            profile = profiles[level.key]
+            assert sure.tier_confidence == profile["tierConfidence"], level.key
+            assert {c: list(v) for c, v in sure.intervals.items()} == profile["intervals"], level.key
+            compared += 1
+    assert compared == 6
+    assert {profiles[f"{m}@none"]["tierConfidence"] < BORDERLINE for m in ("sure", "unsure")} == {True, False}
+    page = render_report(load_run(default_history_path(store), "last"))
+    assert f"{profiles['unsure@none']['tierConfidence']:.2f} borderline</span>" in page
+
+
+def test_a_level_with_errored_tests_or_no_tier_has_no_confidence(tmp_path: Path) -> None:
+    store = tmp_path / "models_profile.json"
+    with LoopbackServer(fooled, models=["m1"]) as server:
+        assert invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "-e", "none").exit_code == 0
+    level = load_run(default_history_path(store), "last").levels[0]
+    assert level_confidence(level) is not None
+
+    assert level_confidence(replace(level, complete=False)) is None
+    assert level_confidence(replace(level, tier="[/huge]")) is None
+    broken = replace(level.tests[0], score=math.inf)
+    assert level_confidence(replace(level, tests=(broken, *level.tests[1:]))) is None

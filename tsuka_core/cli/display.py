@@ -12,6 +12,7 @@ from rich.text import Text
 
 from tsuka_core.cli.safe_console import SafeConsole
 from tsuka_core.engine.confidence import BORDERLINE, Confidence, level_confidence
+from tsuka_core.storage.profile_confidence import borderline_advice
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import CATEGORIES
 
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
     from tsuka_core.engine.results import LevelResult, RunScores, TestResult
 
 __all__ = [
-    "borderline_advice",
     "console",
     "format_weight",
     "level_summary",
@@ -146,11 +146,6 @@ def _confidence_lines(sure: Confidence, repeats: int) -> Iterable[Text]:
             f"{borderline_advice(repeats)}",
             style="yellow",
         )
-
-
-def borderline_advice(repeats: int) -> str:
-    """What makes a borderline tier surer, for a level whose tests ran ``repeats`` times each."""
-    return "add --repeats or use the extended suite" if repeats == 1 else "add more --repeats or use the extended suite"
 
 
 def _run_failures(result: TestResult, prefix: str) -> Iterable[Text]:

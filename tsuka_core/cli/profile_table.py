@@ -16,9 +16,9 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from tsuka_core.cli.display import borderline_advice, percent
+from tsuka_core.cli.display import percent
 from tsuka_core.engine.confidence import BORDERLINE
-from tsuka_core.storage.profile_confidence import ABSENT, StoredConfidence, stored_confidence
+from tsuka_core.storage.profile_confidence import ABSENT, StoredConfidence, borderline_advice, stored_confidence
 from tsuka_core.storage.store import StoreData
 from tsuka_core.terms import CATEGORIES
 

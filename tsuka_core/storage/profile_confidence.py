@@ -16,7 +16,7 @@ from typing import Any
 from tsuka_core.engine.confidence import BORDERLINE
 from tsuka_core.terms import CATEGORIES, Category
 
-__all__ = ["ABSENT", "UNKNOWN", "StoredConfidence", "stored_confidence"]
+__all__ = ["ABSENT", "UNKNOWN", "StoredConfidence", "borderline_advice", "stored_confidence"]
 
 
 class _Marker:
@@ -91,3 +91,8 @@ def stored_confidence(profile: object) -> StoredConfidence:
     else:
         confidence = ABSENT
     return StoredConfidence(confidence, _intervals(profile.get("intervals")))
+
+
+def borderline_advice(repeats: int) -> str:
+    """What makes a borderline tier surer, for a level whose tests ran ``repeats`` times each."""
+    return "add --repeats or use the extended suite" if repeats == 1 else "add more --repeats or use the extended suite"
