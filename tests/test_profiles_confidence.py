@@ -151,7 +151,6 @@ def test_a_malformed_confidence_is_unknown_never_borderline(confidence: object) 
     assert found.tier_confidence is UNKNOWN
     assert not found.borderline
     assert found.intervals["json"] == (0.1, 0.2)
-    assert found.as_json()["tierConfidence"] is None
 
 
 def test_nan_is_unknown_and_a_believable_value_is_kept() -> None:

@@ -11,27 +11,24 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from enum import Enum
 
 from tsuka_core.engine.confidence import BORDERLINE
 from tsuka_core.terms import CATEGORIES, Category
 
-__all__ = ["ABSENT", "UNKNOWN", "StoredConfidence", "borderline_advice", "stored_confidence"]
+__all__ = ["ABSENT", "UNKNOWN", "Missing", "StoredConfidence", "borderline_advice", "stored_confidence"]
 
 
-class _Marker:
-    """A value the profile does not give: absent, or unknown because malformed."""
+class Missing(Enum):
+    """Why a profile gives no value: it lacks the field, or holds one that cannot be believed."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
+    ABSENT = "absent"
+    UNKNOWN = "unknown"
 
 
-ABSENT = _Marker("ABSENT")
+ABSENT = Missing.ABSENT
 """The profile has no such field."""
-UNKNOWN = _Marker("UNKNOWN")
+UNKNOWN = Missing.UNKNOWN
 """The profile has the field, but not in a form that can be believed."""
 
 
@@ -39,21 +36,13 @@ UNKNOWN = _Marker("UNKNOWN")
 class StoredConfidence:
     """A profile's tier confidence and each category's 95% interval, each a value, ABSENT or UNKNOWN."""
 
-    tier_confidence: float | _Marker
-    intervals: Mapping[Category, tuple[float, float] | _Marker]
+    tier_confidence: float | Missing
+    intervals: Mapping[Category, tuple[float, float] | Missing]
 
     @property
     def borderline(self) -> bool:
         """Whether the profile states a tier confidence under :data:`BORDERLINE` (unknown is not borderline)."""
         return isinstance(self.tier_confidence, float) and self.tier_confidence < BORDERLINE
-
-    def as_json(self) -> dict[str, Any]:
-        """``tierConfidence`` (None when absent or unknown), ``intervals`` (believable pairs only), ``borderline``."""
-        return {
-            "tierConfidence": self.tier_confidence if isinstance(self.tier_confidence, float) else None,
-            "intervals": {c: list(v) for c, v in self.intervals.items() if isinstance(v, tuple)},
-            "borderline": self.borderline,
-        }
 
 
 def _share(value: object) -> float | None:
@@ -64,7 +53,7 @@ def _share(value: object) -> float | None:
     return number if math.isfinite(number) and 0.0 <= number <= 1.0 else None
 
 
-def _pair(value: object) -> tuple[float, float] | _Marker:
+def _pair(value: object) -> tuple[float, float] | Missing:
     if not isinstance(value, list | tuple) or len(value) != 2:
         return UNKNOWN
     low, high = _share(value[0]), _share(value[1])
@@ -73,7 +62,7 @@ def _pair(value: object) -> tuple[float, float] | _Marker:
     return low, high
 
 
-def _intervals(value: object) -> dict[Category, tuple[float, float] | _Marker]:
+def _intervals(value: object) -> dict[Category, tuple[float, float] | Missing]:
     if value is None:
         return dict.fromkeys(CATEGORIES, ABSENT)
     if not isinstance(value, Mapping):
@@ -87,7 +76,7 @@ def stored_confidence(profile: object) -> StoredConfidence:
         return StoredConfidence(ABSENT, dict.fromkeys(CATEGORIES, ABSENT))
     if "tierConfidence" in profile:
         share = _share(profile["tierConfidence"])
-        confidence: float | _Marker = UNKNOWN if share is None else share
+        confidence: float | Missing = UNKNOWN if share is None else share
     else:
         confidence = ABSENT
     return StoredConfidence(confidence, _intervals(profile.get("intervals")))
