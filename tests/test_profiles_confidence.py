@@ -90,6 +90,14 @@ def test_each_profile_shows_its_suite_confidence_and_intervals(measured: Path) -
     assert shown.stdout.splitlines()[-1] == ADVICE
 
 
+def test_a_borderline_profile_measured_with_repeats_asks_for_more(measured: Path, tmp_path: Path) -> None:
+    store = copy_with(measured, tmp_path, {"repeats": 3})
+
+    shown = invoke("profiles", "--profiles", store)
+
+    assert shown.stdout.splitlines()[-1] == ADVICE.replace("add --repeats", "add more --repeats")
+
+
 def test_without_a_borderline_profile_there_is_no_advice(measured: Path) -> None:
     shown = invoke("profiles", "sure", "--profiles", measured)
 

@@ -2,9 +2,9 @@
 
 Each row's second line holds what the profile says of itself beyond its
 scores: the suite it was measured with, its tier confidence (``!`` when
-borderline), each category score's 95% interval and when it was measured. Every value comes from a
-file anyone may have edited, so each is shown as plain text (never read as
-markup), and a value of the wrong kind is shown as ``?``.
+borderline), each category score's 95% interval and when it was measured.
+Every value comes from a file anyone may have edited, so each is shown as
+plain text (never read as markup), and a value of the wrong kind as ``?``.
 """
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ def _score(scores: object, category: str) -> str:
     return percent(value) if isinstance(value, int | float) and not isinstance(value, bool) else "?"
 
 
-def _lines(first: str | Text, second: str | Text, style: str = "") -> Text:
+def _lines(first: str | Text, second: str | Text) -> Text:
     """A cell of one or two lines; the second, when there is one, dim unless it has a style of its own."""
-    cell = first if isinstance(first, Text) else Text(first, style=style)
+    cell = first if isinstance(first, Text) else Text(first)
     if not second:
         return cell
     below = second if isinstance(second, Text) else Text(second)
@@ -92,6 +92,8 @@ class ProfileTable:
     table: Table = field(init=False)
     shown: int = 0
     borderline: bool = False
+    repeats: int = 1
+    """The most runs per test of a borderline profile: the advice asks for more when there were some."""
 
     def __post_init__(self) -> None:
         self.table = Table(title=Text(self.title), title_justify="left")
@@ -115,7 +117,10 @@ class ProfileTable:
             _lines(Text("valid", style="green") if valid else Text(reason, style="yellow"), str(get("testedAt"))),
         )
         self.shown += 1
-        self.borderline = self.borderline or found.borderline
+        if found.borderline:
+            self.borderline = True
+            runs = get("repeats")
+            self.repeats = max(self.repeats, runs if isinstance(runs, int) and not isinstance(runs, bool) else 1)
 
     def legend(self) -> list[str]:
         """The lines under the table: what ``*`` marks, and what ``!`` marks when a row has it."""
@@ -123,6 +128,6 @@ class ProfileTable:
         if self.borderline:
             lines.append(
                 f"[yellow]{BORDERLINE_MARK} borderline: tier confidence under {BORDERLINE}; "
-                f"{borderline_advice(1)}[/yellow]"
+                f"{borderline_advice(self.repeats)}[/yellow]"
             )
         return lines
