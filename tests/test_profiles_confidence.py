@@ -21,7 +21,7 @@ from rich.console import Console
 from tsuka_core.cli.profile_table import ProfileTable
 from tsuka_core.engine.confidence import BORDERLINE
 from tsuka_core.plugins.registry import load_registry
-from tsuka_core.report.confidence import level_confidence
+from tsuka_core.report.confidence import recorded_confidence
 from tsuka_core.report.html import render_report
 from tsuka_core.report.html_view import models_of
 from tsuka_core.storage.history import default_history_path
@@ -297,9 +297,9 @@ def test_a_level_with_errored_tests_or_no_tier_has_no_confidence(tmp_path: Path)
     with LoopbackServer(fooled, models=["m1"]) as server:
         assert invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "-e", "none").exit_code == 0
     level = load_run(default_history_path(store), "last").levels[0]
-    assert level_confidence(level) is not None
+    assert recorded_confidence(level) is not None
 
-    assert level_confidence(replace(level, complete=False)) is None
-    assert level_confidence(replace(level, tier="[/huge]")) is None
+    assert recorded_confidence(replace(level, complete=False)) is None
+    assert recorded_confidence(replace(level, tier="[/huge]")) is None
     broken = replace(level.tests[0], score=math.inf)
-    assert level_confidence(replace(level, tests=(broken, *level.tests[1:]))) is None
+    assert recorded_confidence(replace(level, tests=(broken, *level.tests[1:]))) is None

@@ -14,10 +14,10 @@ from tsuka_core.engine.confidence import Confidence, Sample, bootstrap
 from tsuka_core.storage.history_query import StoredLevel, group_tests
 from tsuka_core.terms import CATEGORIES, TIERS
 
-__all__ = ["level_confidence"]
+__all__ = ["recorded_confidence"]
 
 
-def level_confidence(level: StoredLevel) -> Confidence | None:
+def recorded_confidence(level: StoredLevel) -> Confidence | None:
     """The intervals and tier confidence of ``level``; None for a level with errored tests or no known tier."""
     tier = next((t for t in TIERS if t == level.tier), None)
     if not level.complete or tier is None or not level.tests:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tsuka_core.engine.confidence import BORDERLINE, Confidence
-from tsuka_core.report.confidence import level_confidence
+from tsuka_core.report.confidence import recorded_confidence
 from tsuka_core.report.figures import Figure, effort_labels, figures, pct
 from tsuka_core.storage.history_query import (
     StoredCheck,
@@ -152,7 +152,7 @@ def models_of(run: StoredRun) -> list[ModelView]:
     views = []
     for model, found in by_model.items():
         levels = tuple(sorted(found, key=_effort_order))
-        sure = tuple(level_confidence(lv) for lv in levels)
+        sure = tuple(recorded_confidence(lv) for lv in levels)
         views.append(ModelView(model, levels, figures(levels, sure), _test_rows(levels), sure))
     return views
 
