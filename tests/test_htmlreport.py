@@ -48,6 +48,8 @@ INJECTED = (
 )
 INSTRUCTION_RGB = (0x63, 0x66, 0xF1)
 """The instruction colour of the score chart (tsuka_core.report.figures.CATEGORY_COLORS)."""
+TOOLS_INTERVAL_RGB: tuple[int, int, int] = tuple(round(0.55 * c + 0.45 * 255) for c in (0xF5, 0x9E, 0x0B))
+"""The toolCalling colour drawn at the interval lines' opacity (0.55, report.css) over the white figure."""
 
 
 def evil(body: dict[str, Any], n: int) -> Reply:
@@ -185,6 +187,23 @@ def test_the_page_shows_tiers_charts_recommendation_and_checks(report: Path) -> 
     assert "Write one English sentence of exactly 8 words" in text
     assert "±" not in text  # a single run shows a score, not a mean and spread
     assert "run 1 of" not in text
+
+
+def test_each_level_shows_its_score_intervals_and_tier_confidence(report: Path) -> None:
+    page = parse(report)
+    text = words(page)
+
+    charts = [a for t, a in page.tags if t == "svg" and a.get("class") == "chart intervals"]
+    assert len(charts) == 2  # one per model
+    intervals = [a for t, a in page.tags if t == "line" and a.get("class") == "interval"]
+    points = [a for t, a in page.tags if t == "circle" and a.get("class") == "point"]
+    assert len(intervals) == len(points) == 2 * 3 * 3  # per model: 3 efforts x 3 categories
+    assert all(float(a["x1"] or 0) <= float(a["x2"] or 0) for a in intervals)
+    assert any(float(a["x1"] or 0) < float(a["x2"] or 0) for a in intervals)  # a tool-shy level is unsure of tools
+    assert "medium · tier large · confidence 1.00" in text
+    assert "none · tier small · confidence" in text
+    confidences = [a for t, a in page.tags if t == "span" and (a.get("class") or "").startswith("conf")]
+    assert len(confidences) == 2 * 3 * 2 + 2  # every level in the overview and its model's table, and each callout
 
 
 def test_a_repeated_run_shows_each_tests_mean_and_spread(repeated_report: Path) -> None:
@@ -373,6 +392,7 @@ def test_in_chromium_the_page_loads_clean_and_the_injection_stays_text(report: P
     assert "PWNED" not in re.search(r"<title>(.*?)</title>", dom, re.DOTALL).group(1)  # type: ignore[union-attr]
     assert "&lt;script&gt;document.title=" in dom
     assert len(re.findall(r'<rect class="bar"', dom)) == 30
+    assert len(re.findall(r'<line class="interval"', dom)) == len(re.findall(r'<circle class="point"', dom)) == 18
 
 
 @BROWSER
@@ -400,6 +420,10 @@ def test_a_screenshot_shows_the_charts(report: Path, profile: Path, tmp_path: Pa
     counts = Counter(pixels)
     assert counts[INSTRUCTION_RGB] > 2000, "the score chart's instruction bars are not on screen"
     assert len(counts) > 50, "the page looks blank"
+    interval = sum(
+        n for rgb, n in counts.items() if max(abs(a - b) for a, b in zip(rgb, TOOLS_INTERVAL_RGB, strict=True)) <= 3
+    )
+    assert interval > 300, "the interval chart's toolCalling lines are not on screen"
 
 
 # --- a small PNG reader (no imaging library needed) -----------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path
@@ -80,6 +81,23 @@ def test_markup_in_every_field_adds_no_element_or_attribute() -> None:
     assert shown > 100
     assert sum(value.count(MARKUP) for value in hostile.values) == shown  # each value intact, as text
     assert "→ name" + MARKUP + '({"html": "</pre><script>alert(3)</script>"})' in hostile.values
+
+
+def with_a_tier(run: StoredRun) -> StoredRun:
+    """``run`` with a known tier at every level, so that each level gets a confidence and an interval chart."""
+    return replace(run, levels=tuple(replace(level, tier="medium") for level in run.levels))
+
+
+def test_markup_in_a_level_with_intervals_adds_no_element_or_attribute() -> None:
+    hostile = Page(render_report(with_a_tier(hostile_run(MARKUP))))
+    plain = Page(render_report(with_a_tier(hostile_run(PLAIN))))
+
+    assert hostile.elements == plain.elements
+    assert ("svg", ("class", "viewbox", "width", "height", "role", "aria-label", "xmlns")) in plain.elements
+    points = [attrs for tag, attrs in plain.elements if tag == "circle" and "fill" not in attrs]
+    assert len(points) == 2 * 3  # the interval chart's: two levels, three categories
+    assert sum(value.count(MARKUP) for value in hostile.values) == sum(value.count(PLAIN) for value in plain.values)
+    assert any(f"effort{MARKUP} (not applied) · tier medium · confidence" in value for value in hostile.values)
 
 
 def test_written_page_is_the_rendered_page(tmp_path: Path) -> None:

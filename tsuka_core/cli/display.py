@@ -12,13 +12,22 @@ from rich.text import Text
 
 from tsuka_core.cli.safe_console import SafeConsole
 from tsuka_core.engine.confidence import BORDERLINE, Confidence, level_confidence
+from tsuka_core.storage.profile_confidence import borderline_advice
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import CATEGORIES
 
 if TYPE_CHECKING:
     from tsuka_core.engine.results import LevelResult, RunScores, TestResult
 
-__all__ = ["console", "format_weight", "level_summary", "mean_and_spread", "percent", "run_scores", "suite_table"]
+__all__ = [
+    "console",
+    "format_weight",
+    "level_summary",
+    "mean_and_spread",
+    "percent",
+    "run_scores",
+    "suite_table",
+]
 
 TIER_STYLE = {"small": "red", "medium": "yellow", "large": "green"}
 
@@ -132,13 +141,10 @@ def _confidence_lines(sure: Confidence, repeats: int) -> Iterable[Text]:
     spans = "  ".join(f"{c} {percent(sure.intervals[c][0])}-{percent(sure.intervals[c][1])}" for c in CATEGORIES)
     yield Text(f"  95% intervals: {spans}", style="dim")
     if sure.borderline:
-        advice = (
-            "add --repeats or use the extended suite"
-            if repeats == 1
-            else "add more --repeats or use the extended suite"
-        )
         yield Text(
-            f"  borderline: tier confidence {sure.tier_confidence:.2f} is under {BORDERLINE}; {advice}", style="yellow"
+            f"  borderline: tier confidence {sure.tier_confidence:.2f} is under {BORDERLINE}; "
+            f"{borderline_advice(repeats)}",
+            style="yellow",
         )
 
 

@@ -44,13 +44,16 @@ def _suite_hashes(suite: Path | None) -> SuiteHashes:
 def profiles(model: str | None, profiles: Path, suite: Path | None) -> None:
     """Show every stored profile (or MODEL's): tier, scores, effort, when tested, valid or stale and why.
 
+    Under each profile: the suite it was measured with, its tier confidence
+    and each score's 95% interval; a tier whose confidence is under 0.8 is
+    marked borderline (!).
+
     A profile is valid only while its benchmarkVersion is this engine's and its
     testsHash is the hash of its suite as it is now (the suite it was measured
     with, or --suite); stale profiles are kept but never used for tier gating.
     """
-    from rich.table import Table
-
-    from tsuka_core.cli.display import console, percent
+    from tsuka_core.cli.display import console
+    from tsuka_core.cli.profile_table import ProfileTable
     from tsuka_core.storage.store import ProfileStore, profile_status
 
     data = ProfileStore(profiles).read()
@@ -58,32 +61,17 @@ def profiles(model: str | None, profiles: Path, suite: Path | None) -> None:
     judged = (
         f"suite {suite} hash {hashes(None)}" if suite is not None else "each against the suite it was measured with"
     )
-    table = Table(title=f"{profiles} ({judged})", title_justify="left")
-    for column in ("profile", "tier", "instruction", "json", "toolCalling", "tok/s", "tested at", "status"):
-        table.add_column(column)
-    shown = 0
+    rows = ProfileTable(data, lambda entry: profile_status(entry, hashes(entry)), f"{profiles} ({judged})")
     for key, entry in data.profiles.items():
-        if model is not None and (not isinstance(entry, dict) or entry.get("model") != model):
-            continue
-        valid, reason = profile_status(entry, hashes(entry))
-        scores = entry.get("scores", {}) if isinstance(entry, dict) else {}
-        cells = [
-            percent(scores[c]) if isinstance(scores.get(c), (int, float)) else "?"
-            for c in ("instruction", "json", "toolCalling")
-        ]
-        get = entry.get if isinstance(entry, dict) else (lambda _k: None)
-        recommended = " *" if data.recommendations.get(str(get("model"))) == get("reasoningEffort") else ""
-        status = "[green]valid[/green]" if valid else f"[yellow]{reason}[/yellow]"
-        table.add_row(
-            f"{key}{recommended}", str(get("tier")), *cells, str(get("tokensPerSecond")), str(get("testedAt")), status
-        )
-        shown += 1
+        if model is None or (isinstance(entry, dict) and entry.get("model") == model):
+            rows.add(key, entry)
     out = console()
-    if not shown:
-        out.print(f"no profiles{' for ' + model if model else ''} in {profiles}")
+    if not rows.shown:
+        out.print(f"no profiles{' for ' + model if model else ''} in {profiles}", markup=False)
         return
-    out.print(table)
-    out.print("[dim]* the recommended effort of that model[/dim]")
+    out.print(rows.table)
+    for line in rows.legend():
+        out.print(line)
 
 
 @click.command()

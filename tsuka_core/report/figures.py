@@ -1,4 +1,4 @@
-"""The HTML report's charts of one model's levels: category scores, what thinking costs, and speed, by effort."""
+"""The HTML report's charts of one model's levels: category scores and their intervals, cost and speed, by effort."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from tsuka_core.report.svg import Series, bar_chart
+from tsuka_core.engine.confidence import BORDERLINE, Confidence
+from tsuka_core.report.svg import Interval, IntervalGroup, Series, bar_chart, interval_chart
 from tsuka_core.storage.history_query import StoredLevel
 from tsuka_core.terms import CATEGORIES
 
@@ -45,9 +46,13 @@ def effort_labels(levels: Sequence[StoredLevel]) -> list[str]:
     return [lv.effort if lv.effort_applied else f"{lv.effort} (not applied)" for lv in levels]
 
 
-def figures(levels: Sequence[StoredLevel]) -> list[Figure]:
-    """The charts of one model's levels (in effort order): scores, cost against score, and speed."""
-    return [_score_chart(levels), _cost_chart(levels), _speed_chart(levels)]
+def figures(levels: Sequence[StoredLevel], sure: Sequence[Confidence | None] = ()) -> list[Figure]:
+    """The charts of one model's levels (in effort order): scores, their intervals, cost against score, and speed.
+
+    ``sure`` holds each level's confidence (None where it has none); the interval chart shows the levels that have one.
+    """
+    intervals = _interval_chart(levels, sure)
+    return [_score_chart(levels), *([intervals] if intervals else []), _cost_chart(levels), _speed_chart(levels)]
 
 
 def _score_chart(levels: Sequence[StoredLevel]) -> Figure:
@@ -56,6 +61,32 @@ def _score_chart(levels: Sequence[StoredLevel]) -> Figure:
     svg = bar_chart("Category scores by effort", effort_labels(levels), series, fmt=pct, top=1.0, sublabels=tiers)
     note = "Tier under each effort. large needs toolCalling ≥ 90%, instruction and json ≥ 85%."
     return Figure("Category scores by effort", note, svg, tuple((c, CATEGORY_COLORS[c]) for c in CATEGORIES))
+
+
+def _interval_group(level: StoredLevel, label: str, found: Confidence) -> IntervalGroup:
+    """One level's heading (effort, tier, its confidence) and each category's score and interval."""
+    heading = f"{label} · tier {level.tier} · confidence {found.tier_confidence:.2f}"
+    rows = [
+        Interval(CATEGORY_SHORT[c], CATEGORY_COLORS[c], level.scores.get(c, 0.0), *found.intervals[c])
+        for c in CATEGORIES
+    ]
+    return IntervalGroup(heading + (" · borderline" if found.borderline else ""), rows, found.borderline)
+
+
+def _interval_chart(levels: Sequence[StoredLevel], sure: Sequence[Confidence | None]) -> Figure | None:
+    groups = [
+        _interval_group(level, label, found)
+        for level, label, found in zip(levels, effort_labels(levels), sure, strict=False)
+        if found is not None
+    ]
+    if not groups:
+        return None
+    svg = interval_chart("Category scores with their 95% intervals", groups, pct)
+    note = (
+        "Line: the 95% interval of each score (seeded bootstrap over the tests and their runs); dot: the score. "
+        f"Confidence: the share of resamples giving the same tier; under {BORDERLINE} the tier is borderline."
+    )
+    return Figure("How sure each score is", note, svg, tuple((c, CATEGORY_COLORS[c]) for c in CATEGORIES))
 
 
 def _mean_score(level: StoredLevel) -> float:

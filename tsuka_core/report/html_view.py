@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tsuka_core.engine.confidence import BORDERLINE, Confidence
+from tsuka_core.report.confidence import recorded_confidence
 from tsuka_core.report.figures import Figure, effort_labels, figures, pct
 from tsuka_core.storage.history_query import (
     StoredCheck,
@@ -18,6 +20,7 @@ from tsuka_core.storage.history_query import (
     StoredTestRuns,
     group_tests,
 )
+from tsuka_core.storage.profile_confidence import borderline_advice
 from tsuka_core.terms import EFFORTS
 
 __all__ = [
@@ -83,6 +86,8 @@ class ModelView:
     levels: tuple[StoredLevel, ...]
     figures: list[Figure]
     tests: list[TestRow]
+    confidences: tuple[Confidence | None, ...] = ()
+    """Each level's intervals and tier confidence, None where it has none (a level with errored tests)."""
 
     @property
     def best(self) -> StoredLevel | None:
@@ -102,6 +107,26 @@ class ModelView:
     def at(self, effort: str) -> StoredLevel | None:
         """The level measured at ``effort``, if there is one."""
         return next((lv for lv in self.levels if lv.effort == effort), None)
+
+    def sure(self, level: StoredLevel) -> Confidence | None:
+        """How sure the scores and tier of ``level`` (one of this model's) are; None when unknown."""
+        found = [c for lv, c in zip(self.levels, self.confidences, strict=False) if lv is level]
+        return found[0] if found else None
+
+    @property
+    def borderline(self) -> list[StoredLevel]:
+        """The levels whose tier is borderline."""
+        return [lv for lv, c in zip(self.levels, self.confidences, strict=False) if c is not None and c.borderline]
+
+    @property
+    def advice(self) -> str:
+        """What a borderline level needs, naming each; empty when no level is borderline."""
+        levels = self.borderline
+        if not levels:
+            return ""
+        efforts = ", ".join(lv.effort for lv in levels)
+        advice = borderline_advice(max(lv.repeats for lv in levels))
+        return f"Borderline tier at effort {efforts} (tier confidence under {BORDERLINE}): {advice}."
 
 
 def _effort_order(level: StoredLevel) -> int:
@@ -127,7 +152,8 @@ def models_of(run: StoredRun) -> list[ModelView]:
     views = []
     for model, found in by_model.items():
         levels = tuple(sorted(found, key=_effort_order))
-        views.append(ModelView(model, levels, figures(levels), _test_rows(levels)))
+        sure = tuple(recorded_confidence(lv) for lv in levels)
+        views.append(ModelView(model, levels, figures(levels, sure), _test_rows(levels), sure))
     return views
 
 

@@ -1,4 +1,4 @@
-"""Inline SVG charts for the HTML report: grouped bars with an optional line, drawn without any script.
+"""Inline SVG charts for the HTML report: grouped bars with an optional line, and intervals; no script.
 
 Every piece of text in a chart (title, labels, values) is escaped here, so a
 chart is returned as :class:`markupsafe.Markup` that templates insert as is.
@@ -12,7 +12,7 @@ from html import escape
 
 from markupsafe import Markup
 
-__all__ = ["Series", "bar_chart"]
+__all__ = ["Interval", "IntervalGroup", "Series", "bar_chart", "interval_chart"]
 
 WIDTH, HEIGHT = 460, 250
 LEFT, RIGHT, TOP, BOTTOM = 46, 46, 18, 44
@@ -132,3 +132,71 @@ def _line(series: Series, groups: Sequence[str], slot: float, top: float, fmt: C
             f"<title>{_e(series.name)} at {_e(label)}: {_e(fmt(v))}</title></circle>"
         )
     return parts
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One row of an interval chart: a measured value (0 to 1) with its interval, named and coloured."""
+
+    label: str
+    color: str
+    value: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class IntervalGroup:
+    """A heading and the rows under it; ``flagged`` draws the heading as a warning."""
+
+    heading: str
+    rows: Sequence[Interval]
+    flagged: bool = False
+
+
+I_LEFT, I_RIGHT, I_TOP, I_AXIS = 56, 104, 6, 26
+I_HEAD, I_ROW = 20, 17
+
+
+def _x(value: float) -> float:
+    """The horizontal position of ``value`` (clamped to 0..1) on an interval chart's axis."""
+    return I_LEFT + (WIDTH - I_LEFT - I_RIGHT) * min(max(value, 0.0), 1.0)
+
+
+def interval_chart(title: str, groups: Sequence[IntervalGroup], fmt: Callable[[float], str]) -> Markup:
+    """An SVG of horizontal intervals on a 0-100% axis: per row a line from low to high and a dot at the value."""
+    height = I_TOP + sum(I_HEAD + I_ROW * len(g.rows) for g in groups) + I_AXIS
+    parts = [
+        f'<svg class="chart intervals" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" '
+        f'aria-label="{_e(title)}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{_e(title)}</title>",
+    ]
+    bottom = height - I_AXIS
+    for i in range(5):
+        x = _x(i / 4)
+        parts.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{I_TOP}" y2="{bottom}"/>')
+        parts.append(f'<text class="tick" x="{x:.1f}" y="{bottom + 14}" text-anchor="middle">{_e(fmt(i / 4))}</text>')
+    y = float(I_TOP)
+    for group in groups:
+        flag = " flagged" if group.flagged else ""
+        parts.append(f'<text class="heading{flag}" x="0" y="{y + 14:.1f}">{_e(group.heading)}</text>')
+        y += I_HEAD
+        for row in group.rows:
+            parts.extend(_interval_row(row, y + I_ROW / 2, fmt))
+            y += I_ROW
+    parts.append(f'<line class="axis" x1="{I_LEFT}" x2="{WIDTH - I_RIGHT}" y1="{bottom}" y2="{bottom}"/>')
+    parts.append("</svg>")
+    return Markup("".join(parts))  # every text in parts went through _e
+
+
+def _interval_row(row: Interval, y: float, fmt: Callable[[float], str]) -> list[str]:
+    low, high, at = _x(row.low), _x(row.high), _x(row.value)
+    shown = f"{fmt(row.value)} [{fmt(row.low)}–{fmt(row.high)}]"
+    return [
+        f'<text class="rowlabel" x="{I_LEFT - 8}" y="{y + 4:.1f}" text-anchor="end">{_e(row.label)}</text>',
+        f'<line class="interval" x1="{low:.1f}" x2="{high:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{_e(row.color)}">'
+        f"<title>{_e(row.label)}: {_e(shown)}</title></line>",
+        f'<circle class="point" cx="{at:.1f}" cy="{y:.1f}" r="4" stroke="{_e(row.color)}">'
+        f"<title>{_e(row.label)}: {_e(shown)}</title></circle>",
+        f'<text class="value" x="{WIDTH - I_RIGHT + 8}" y="{y + 3:.1f}">{_e(shown)}</text>',
+    ]

@@ -15,17 +15,28 @@ DEFAULT_SUITE = "default"
 
 
 def suite_label(path: Path) -> str:
-    """What a profile stores as its ``suite``: ``default`` for the installed suite, else the folder's full path."""
+    """What a profile stores as its ``suite``: the name of a registered suite (``default`` for the installed
+    one, ``extended``...) whose folder it is, else the folder's full path."""
     resolved = Path(path).resolve()
-    return DEFAULT_SUITE if resolved == default_suite_path().resolve() else str(resolved)
+    if resolved == default_suite_path().resolve():
+        return DEFAULT_SUITE
+    return next((name for name, folder in _registered().items() if folder == resolved), str(resolved))
+
+
+def _registered() -> dict[str, Path]:
+    """Each registered suite's folder (resolved), by name."""
+    from tsuka_core.plugins.registry import load_registry
+
+    return {name: suite.path.resolve() for name, suite in load_registry().suites.items()}
 
 
 class SuiteHashes:
     """The hash each profile is judged against: ``--suite``'s when given, else that of the suite it names.
 
-    A profile that names no suite (written before profiles named theirs, or by
-    the reference system), or one whose folder is gone, is judged against the
-    installed suite. Each folder is hashed once.
+    A profile names its suite by a registered name or by a folder's full path.
+    One that names no suite (written before profiles named theirs, or by the
+    reference system), a name no plugin registers, or a folder that is gone, is
+    judged against the installed suite. Each folder is hashed once.
     """
 
     def __init__(self, given: Path | None = None) -> None:
@@ -37,9 +48,12 @@ class SuiteHashes:
         if self.given is not None:
             return self.given
         named = profile.get("suite") if isinstance(profile, Mapping) else None
-        if isinstance(named, str) and named != DEFAULT_SUITE and Path(named).is_dir():
-            return Path(named)
-        return default_suite_path()
+        if not isinstance(named, str) or not named or named == DEFAULT_SUITE:
+            return default_suite_path()
+        registered = None if Path(named).is_absolute() else _registered().get(named)
+        if registered is not None:
+            return registered
+        return Path(named) if Path(named).is_dir() else default_suite_path()
 
     def __call__(self, profile: Mapping[str, Any] | object) -> str:
         """The hash of the suite ``profile`` is judged against."""

@@ -1,0 +1,133 @@
+"""The table ``tsuka profiles`` prints: one row per stored profile, every value read from the store shown as text.
+
+Each row's second line holds what the profile says of itself beyond its
+scores: the suite it was measured with, its tier confidence (``!`` when
+borderline), each category score's 95% interval and when it was measured.
+Every value comes from a file anyone may have edited, so each is shown as
+plain text (never read as markup), and a value of the wrong kind as ``?``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from tsuka_core.cli.display import percent
+from tsuka_core.engine.confidence import BORDERLINE
+from tsuka_core.storage.profile_confidence import ABSENT, StoredConfidence, borderline_advice, stored_confidence
+from tsuka_core.storage.store import StoreData
+from tsuka_core.terms import CATEGORIES
+
+__all__ = ["ProfileTable", "confidence_text", "interval_text", "suite_text"]
+
+BORDERLINE_MARK = "!"
+"""Follows the confidence of a borderline tier; explained once under the table."""
+
+_HEADERS = (
+    "profile\nsuite",
+    "tier\nconf.",
+    *(f"{c}\n95% int." for c in CATEGORIES),
+    "tok/s",
+    "status\ntested at",
+)
+
+
+def confidence_text(found: StoredConfidence) -> Text:
+    """``0.92``; ``0.62 !`` in yellow when borderline; ``?`` when malformed; empty when the profile has none."""
+    value = found.tier_confidence
+    if value is ABSENT:
+        return Text("")
+    if not isinstance(value, float):
+        return Text("?")
+    if found.borderline:
+        return Text(f"{value:.2f} {BORDERLINE_MARK}", style="yellow")
+    return Text(f"{value:.2f}")
+
+
+def interval_text(value: object) -> str:
+    """``62-95`` (percent), ``?`` when malformed, empty when absent."""
+    if value is ABSENT:
+        return ""
+    if not isinstance(value, tuple):
+        return "?"
+    low, high = value
+    return f"{round(low * 100)}-{round(high * 100)}"
+
+
+def suite_text(value: object) -> str:
+    """The suite a profile names (``default``, a registered name or a folder), ``?`` if not a string, else empty."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else "?"
+
+
+def _score(scores: object, category: str) -> str:
+    value = scores.get(category) if isinstance(scores, Mapping) else None
+    return percent(value) if isinstance(value, int | float) and not isinstance(value, bool) else "?"
+
+
+def _lines(first: str | Text, second: str | Text) -> Text:
+    """A cell of one or two lines; the second, when there is one, dim unless it has a style of its own."""
+    cell = first if isinstance(first, Text) else Text(first)
+    if not second:
+        return cell
+    below = second if isinstance(second, Text) else Text(second)
+    if not below.style and not below.spans:
+        below.stylize("dim")
+    return Text.assemble(cell, "\n", below)
+
+
+@dataclass
+class ProfileTable:
+    """The rows of the store's profiles, and whether any was marked borderline."""
+
+    data: StoreData
+    judge: Callable[[object], tuple[bool, str]]
+    """A profile's validity and the reason it is stale."""
+    title: str
+    table: Table = field(init=False)
+    shown: int = 0
+    borderline: bool = False
+    repeats: int = 1
+    """The most runs per test of a borderline profile: the advice asks for more when there were some."""
+
+    def __post_init__(self) -> None:
+        self.table = Table(title=Text(self.title), title_justify="left")
+        self.table.add_column(_HEADERS[0], overflow="fold")  # a suite's folder is shown whole, over several lines
+        for header in _HEADERS[1:]:
+            self.table.add_column(header)
+
+    def add(self, key: str, entry: object) -> None:
+        """One row for the profile stored under ``key``."""
+        get: Callable[[str], Any] = entry.get if isinstance(entry, dict) else (lambda _k: None)
+        model, effort = get("model"), get("reasoningEffort")
+        recommended = " *" if self.data.recommendations.get(str(model)) == effort else ""
+        found = stored_confidence(entry)
+        valid, reason = self.judge(entry)
+        scores = get("scores")
+        self.table.add_row(
+            _lines(f"{key}{recommended}", suite_text(get("suite"))),
+            _lines(str(get("tier")), confidence_text(found)),
+            *(_lines(_score(scores, c), interval_text(found.intervals[c])) for c in CATEGORIES),
+            Text(str(get("tokensPerSecond"))),
+            _lines(Text("valid", style="green") if valid else Text(reason, style="yellow"), str(get("testedAt"))),
+        )
+        self.shown += 1
+        if found.borderline:
+            self.borderline = True
+            runs = get("repeats")
+            self.repeats = max(self.repeats, runs if isinstance(runs, int) and not isinstance(runs, bool) else 1)
+
+    def legend(self) -> list[str]:
+        """The lines under the table: what ``*`` marks, and what ``!`` marks when a row has it."""
+        lines = ["[dim]* the recommended effort of that model[/dim]"]
+        if self.borderline:
+            lines.append(
+                f"[yellow]{BORDERLINE_MARK} borderline: tier confidence under {BORDERLINE}; "
+                f"{borderline_advice(self.repeats)}[/yellow]"
+            )
+        return lines
