@@ -17,6 +17,7 @@ __all__ = [
     "LABELS",
     "MEANINGS",
     "OK",
+    "REGRESSED",
     "TERMINATED",
     "statuses",
 ]
@@ -25,6 +26,8 @@ OK = 0
 FAILED = 1
 BAD_INPUT = 2
 BELOW_TIER = 3
+REGRESSED = BELOW_TIER
+"""``tsuka compare --fail-on-regression`` found a regression: the same status as a model below ``--min-tier``."""
 INTERRUPTED = 130
 TERMINATED = 143
 
@@ -35,7 +38,8 @@ MEANINGS: Mapping[int, str] = {
     BAD_INPUT: "something to fix before trying again: an invalid suite, a bad option or argument, an unknown check "
     "type or backend, a backend that is not configured, a damaged or unwritable profile store, a plugin that "
     "fails to load",
-    BELOW_TIER: "`--min-tier` was given and a model is below it at its recommended effort",
+    BELOW_TIER: "`--min-tier` was given and a model is below it at its recommended effort, or "
+    "`--fail-on-regression` was given and `tsuka compare` found a regression",
     INTERRUPTED: "interrupted with Ctrl-C (SIGINT)",
     TERMINATED: "stopped with SIGTERM",
 }
@@ -45,7 +49,7 @@ LABELS: Mapping[int, str] = {
     OK: "success",
     FAILED: "the run failed",
     BAD_INPUT: "bad input or usage",
-    BELOW_TIER: "below `--min-tier`",
+    BELOW_TIER: "below `--min-tier`, or a regression",
     INTERRUPTED: "interrupted with Ctrl-C",
     TERMINATED: "stopped with SIGTERM",
 }
@@ -64,6 +68,12 @@ BY_COMMAND: Mapping[str, Mapping[int, str]] = {
     "rescore": {
         OK: "the levels were stored (or `--dry-run` showed them)",
         FAILED: "some test needs a live run; nothing was stored",
+    },
+    "compare": {
+        OK: "compared (without `--fail-on-regression`, whatever changed)",
+        BAD_INPUT: "a run or profile that does not exist, or sides measured with different suites "
+        "(without `--common-tests`)",
+        BELOW_TIER: "`--fail-on-regression` was given and a tier dropped or a category score dropped beyond noise",
     },
 }
 """The statuses a command ends with besides those of every command, or in its own words; keyed by command path."""

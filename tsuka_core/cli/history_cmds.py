@@ -231,7 +231,7 @@ def show(
     history_db: Path | None,
     profiles: Path,
 ) -> None:
-    """Show a recorded run (RUN is its number, or 'last').
+    """Show a recorded run (RUN is its number, 'last', or 'last~N' for the N-th run before the last).
 
     \b
     tsuka show RUN                      every level: tier, scores, failed checks

@@ -54,6 +54,7 @@ def cli() -> None:
       tsuka run all --base-url http://127.0.0.1:8080/v1   ...of a server
       tsuka profiles                 what is stored, valid or stale
       tsuka runs / tsuka report      recorded runs, and a page to share
+      tsuka compare last~1 last      what changed between two runs (or profiles)
       tsuka gate MODEL --tools F     which tools that model may be offered
       tsuka validate [SUITE]         check a suite and print its hash
       tsuka checks                   every check type a test may use
@@ -61,9 +62,9 @@ def cli() -> None:
 
 
 def _register_commands() -> None:
-    from tsuka_core.cli import history_cmds, init_cmd, plugin_cmds, profile_cmds, run_cmd, suite_cmds
+    from tsuka_core.cli import compare_cmd, history_cmds, init_cmd, plugin_cmds, profile_cmds, run_cmd, suite_cmds
 
-    for module in (suite_cmds, plugin_cmds, run_cmd, profile_cmds, history_cmds, init_cmd):
+    for module in (suite_cmds, plugin_cmds, run_cmd, profile_cmds, history_cmds, compare_cmd, init_cmd):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -1,0 +1,102 @@
+"""tsuka compare --fail-on-regression as a CI gate: a real regression fails it, a noise-level change does not."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import pytest
+from history_helpers import invoke
+from loopback import LoopbackServer, Reply
+
+from tsuka_core.cli.exits import REGRESSED
+
+pytestmark = pytest.mark.usefixtures("fast_retries")
+
+COUNT = 10
+"""Tests in the suite: each asks for one code word."""
+
+
+def write_suite(folder: Path) -> Path:
+    """Ten instruction tests: answer with code word ``wN`` (3 points), without an exclamation mark (1 point)."""
+    folder.mkdir()
+    for i in range(COUNT):
+        test = {
+            "name": f"word_{i}",
+            "category": "instruction",
+            "prompt": f"Reply with the code word w{i}x and nothing else.",
+            "checks": [
+                {"type": "contains", "value": f"w{i}x", "weight": 3},
+                {"type": "not_contains", "value": "!"},
+            ],
+        }
+        (folder / f"{i:02d}_word.json").write_text(json.dumps(test), encoding="utf-8")
+    return folder
+
+
+def words(wrong: Collection[int] = (), loud: Collection[int] = ()) -> Any:
+    """Answer each test's code word; the tests in ``wrong`` with another word, those in ``loud`` with a ``!``."""
+
+    def answer(body: dict[str, Any], n: int) -> Reply:
+        del n
+        found = re.search(r"w(\d+)x", str(body["messages"][-1]["content"]))
+        assert found is not None
+        i = int(found.group(1))
+        if i in wrong:
+            return Reply.text("no!")
+        return Reply.text(f"w{i}x!" if i in loud else f"w{i}x")
+
+    return answer
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Three runs of one model on the word suite: all right; four tests wrong; one test with a ``!``."""
+    folder = tmp_path_factory.mktemp("gate")
+    suite = write_suite(folder / "suite")
+    store = folder / "models_profile.json"
+    for answer in (words(), words(wrong={2, 4, 6, 8}), words(loud={5})):
+        with LoopbackServer(answer, models=["m"]) as server:
+            result = invoke(
+                "run", "all", "--base-url", server.base_url, "--profiles", store, "--suite", suite, "-e", "none"
+            )
+        assert result.exit_code == 0, result.stderr
+    return store, folder
+
+
+def test_several_tests_failing_in_a_category_fail_the_gate(history: tuple[Path, Path]) -> None:
+    store, folder = history
+    out = folder / "regression.json"
+    result = invoke("compare", "1", "2", "--fail-on-regression", "--json", out, "--profiles", store)
+
+    assert result.exit_code == REGRESSED, result.stdout + result.stderr
+    assert re.search(r"instruction\s+1\.00\s+0\.60\s+-0\.40\s+-0\.\d\d to -0\.\d\d\s+yes, worse\s+10", result.stdout)
+    assert "pass → fail (4):" in result.stdout
+    assert "Regression: m@none: instruction 1.00 → 0.60 (-0.40, 95% interval" in result.stdout
+    data = json.loads(out.read_text(encoding="utf-8"))  # written before the gate exits
+    assert data["hasRegression"] is True
+    low, high = data["levels"][0]["categories"][0]["interval"]
+    assert low <= -0.4 <= high < 0
+
+
+def test_one_test_changing_slightly_is_noise_and_passes_the_gate(history: tuple[Path, Path]) -> None:
+    store, _ = history
+    result = invoke("compare", "1", "3", "--fail-on-regression", "--profiles", store)
+
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert re.search(r"instruction\s+1\.00\s+0\.98\s+-0\.02\s+-0\.\d\d to \+0\.00\s+no\s+10", result.stdout)
+    assert "pass → fail (1):" in result.stdout
+    assert "word_5" in result.stdout
+    assert "No regression: no tier dropped, no category dropped beyond noise" in result.stdout
+
+
+def test_the_gate_ignores_improvements(history: tuple[Path, Path]) -> None:
+    store, _ = history
+    result = invoke("compare", "2", "1", "--fail-on-regression", "--profiles", store)
+
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "yes, better" in result.stdout
+    assert "fail → pass (4):" in result.stdout
