@@ -62,7 +62,8 @@ def after(body: dict[str, Any], n: int) -> Reply:
 
 @dataclass(frozen=True)
 class Runs:
-    """Two recorded runs of one suite (A answered by :func:`before`, B by :func:`after`) and their history."""
+    """Recorded runs and their history: 1 (answered by :func:`before`) and 2 (by :func:`after`) of one suite,
+    3 (by :func:`after`) of that suite without its last test; the profile stored is run 3's."""
 
     folder: Path
     store: Path
@@ -72,10 +73,10 @@ class Runs:
     def history(self) -> Path:
         return history_of(self.store)
 
-    def comparison(self, *, common_tests: bool = False) -> Comparison:
-        """The comparison of run 1 against run 2, as ``tsuka compare`` builds it."""
-        a, b = (load_side(ref, self.history, self.store) for ref in ("1", "2"))
-        return compare(a, b, common_tests=common_tests)
+    def comparison(self, a: str = "1", b: str = "2", *, common_tests: bool = False) -> Comparison:
+        """The comparison of ``a`` against ``b``, as ``tsuka compare`` builds it."""
+        sides = (load_side(ref, self.history, self.store) for ref in (a, b))
+        return compare(*sides, common_tests=common_tests)
 
     def page(self, *args: str, name: str = "cmp.html") -> Path:
         """Write the comparison page with ``tsuka report --compare ... -o``; its path."""
@@ -93,9 +94,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     first = suite / "10_instruction_frase.json"
     test = json.loads(first.read_text(encoding="utf-8"))
     first.write_text(json.dumps({**test, "name": HOSTILE_NAME}), encoding="utf-8")
-    for answers in (before, after):
+    shorter = folder / "shorter"
+    shutil.copytree(suite, shorter)
+    (shorter / "32_tool_write_append.json").unlink()
+    for answers, tests in ((before, suite), (after, suite), (after, shorter)):
         with LoopbackServer(answers, models=["alpha"]) as server:
-            ran = invoke("run", "alpha", "--base-url", server.base_url, "--profiles", store, "--suite", suite,
+            ran = invoke("run", "alpha", "--base-url", server.base_url, "--profiles", store, "--suite", tests,
                          "-e", "none")  # fmt: skip
         assert ran.exit_code == 0, ran.stderr
     return Runs(folder, store, suite)
@@ -193,7 +197,7 @@ def test_each_changed_test_lists_its_flipped_checks(runs: Runs) -> None:
 
 
 def test_each_category_row_shows_the_comparisons_numbers(runs: Runs) -> None:
-    page = parsed(runs.page("last~1", "last"))
+    page = parsed(runs.page("last~2", "last~1"))
     (level,) = runs.comparison().levels
 
     rows = page.texts("tr", "worse") + page.texts("tr", "better") + page.texts("tr", "noise")
@@ -224,15 +228,50 @@ def test_the_header_and_tiers_are_the_comparisons(runs: Runs) -> None:
     assert (level.tier_a, level.tier_b, level.tier_dropped) == ("medium", "small", True)
     assert "Tier medium → small dropped" in page.texts("div", "callout")
     assert "alpha@none medium small dropped 4 1 7" in page.texts("tr")
-    assert "Only the tests both sides have are compared" not in text
+    assert "--common-tests" not in text
+    assert page.texts("p", "only") == []
 
 
-def test_common_tests_are_noticed(runs: Runs) -> None:
-    page = parsed(runs.page("1", "2", "--common-tests", name="common.html"))
+def test_with_common_tests_the_tests_on_one_side_are_named(runs: Runs) -> None:
+    page = parsed(runs.page("2", "3", "--common-tests", name="common.html"))
+    comparison = runs.comparison("2", "3", common_tests=True)
+    (level,) = comparison.levels
 
-    assert runs.comparison(common_tests=True).common_tests_only
-    assert [a for t, a in page.tags if a.get("id") == "common-tests"]
-    assert "Only the tests both sides have are compared" in " ".join("".join(page.text).split())
+    assert (level.only_a, level.only_b, level.tests_compared) == (("tool_write_append",), (), 6)
+    (notice,) = [text for name, attrs, text in page.closed if attrs.get("id") == "common-tests"]
+    assert notice.startswith("--common-tests: only the tests both sides have are compared")
+    assert page.texts("p", "only") == ["Tests only on side A, not compared: tool_write_append"]
+    assert comparison.notes
+    assert all(note in page.texts("div", "warn") for note in comparison.notes)
+
+
+def test_sides_of_different_suites_need_common_tests(runs: Runs) -> None:
+    out = runs.folder / "refused.html"
+    result = invoke("report", "--compare", "2", "3", "--profiles", runs.store, "-o", out)
+
+    assert result.exit_code == 2
+    assert "compare only the tests both have with --common-tests" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_a_stored_profile_is_a_side(runs: Runs) -> None:
+    page = parsed(runs.page("1", "alpha@none", "--common-tests", name="profile.html"))
+    (level,) = runs.comparison("1", "alpha@none", common_tests=True).levels
+
+    assert [side.split(" · ")[0] for side in page.texts("div", "side")] == ["A run 1", "B profile alpha@none"]
+    regressed = [t.name for t in level.changed_tests if t.direction == "pass->fail"]
+    assert regressed == [HOSTILE_NAME, "catena_tool_distrattori", "trappola_astensione"]
+    assert [s.split(" · ")[0] for s in page.texts("summary")] == [
+        f"pass → fail {' '.join(HOSTILE_NAME.split())} instruction",
+        "pass → fail catena_tool_distrattori toolCalling",
+        "pass → fail trappola_astensione toolCalling",
+        "fail → pass lista_vincoli_negativi instruction",
+    ]
+    flips = [f for t in level.changed_tests for f in t.checks]
+    assert {f.status_b for f in flips} == {"absent"}  # a profile keeps no checks
+    assert len(page.texts("li", "absent")) == len(flips) > 5
+    assert "– checks[1] not_contains: failed → absent (A: 'gold' found)" in page.texts("li", "absent")
 
 
 # --- hostile values ---------------------------------------------------------------------------------------------------

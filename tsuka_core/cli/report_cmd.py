@@ -27,7 +27,11 @@ __all__ = ["report"]
     metavar="A B",
     help="Write the comparison page of A and B instead: runs (a number, 'last', 'last~1') or profiles (MODEL@EFFORT).",
 )
-@click.option("--common-tests", is_flag=True, help="With --compare: compare only the tests both sides have.")
+@click.option(
+    "--common-tests",
+    is_flag=True,
+    help="With --compare: compare sides measured with different suites on the tests both have (matched by name).",
+)
 @profiles_option("Profile store (or TSUKA_PROFILES); the history is found beside it.")
 @history_db_option()
 def report(
@@ -45,10 +49,15 @@ def report(
     check's outcome and the transcript on demand. The page fetches nothing and
     runs no script, so it opens from file:// and can be attached to a CI job.
 
-    With --compare A B, the page compares two runs or profiles as 'tsuka compare'
-    does: per level, each side's tier, each category's scores and their
-    difference with its 95% interval (beyond noise or not), and the tests that
-    went from pass to fail and from fail to pass with the checks that flipped.
+    With --compare A B, the page compares two runs or profiles (A the before,
+    B the after) as 'tsuka compare' does: per paired level, each side's tier,
+    each category's scores and their difference with its 95% interval (beyond
+    noise or not), and the tests that went from pass to fail and from fail to
+    pass with the checks that flipped.
+
+    \b
+    tsuka report --compare last~1 last -o cmp.html
+    tsuka report --compare 3 4 --common-tests -o cmp.html
     """
     from tsuka_core.errors import UsageError
     from tsuka_core.storage.history import default_history_path

@@ -22,7 +22,8 @@ from tsuka_core.report.html import CSP
 
 __all__ = ["render_comparison", "write_comparison"]
 
-_MARK = {"passed": "✓", "failed": "✗", "errored": "!"}
+_MARK = {"passed": "✓", "failed": "✗", "errored": "!", "absent": "–"}
+"""Each check outcome's mark; ``absent`` is a check one side did not record (a profile keeps none)."""
 
 
 @cache
