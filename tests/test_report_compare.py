@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from loopback import LoopbackServer, Reply
 from test_htmlreport import BROWSER, INJECTED, NEEDS_CHROMIUM, chromium, console_messages, dom_of, read_png
 
 from tsuka_core.report.compare_html import render_comparison, write_comparison
-from tsuka_core.report.compare_svg import signed_pct
+from tsuka_core.report.compare_svg import diff_bar, nice_scale, signed_pct
 from tsuka_core.report.compare_view import page_of
 from tsuka_core.report.figures import pct
 from tsuka_core.report.html import CSP
@@ -343,6 +343,69 @@ def test_markup_in_every_field_of_the_comparison_adds_no_element() -> None:
     shown = sum(value.count(PLAIN) for value in plain.values)
     assert shown > 20
     assert sum(value.count(MARKUP) for value in hostile.values) == shown
+
+
+# --- built by hand --------------------------------------------------------------------------------------------------
+
+
+def test_changes_are_shown_pass_to_fail_then_fail_to_pass_then_score() -> None:
+    changes = (
+        Change("moved", "json", 0.5, 0.25, "fail", "fail", "score"),
+        Change("fixed", "json", 0.0, 1.0, "fail", "pass", "fail->pass"),
+        Change("broke", "json", 1.0, 0.5, "pass", "fail", "pass->fail"),
+    )
+    base = hostile_comparison(PLAIN)
+    level = replace(base.levels[0], changed_tests=changes)
+    page = Elements(render_comparison(page_of(replace(base, levels=(level,)))))
+
+    assert [s.split(" · ")[0] for s in page.texts("summary")] == [
+        "pass → fail broke json",
+        "fail → pass fixed json",
+        "score changed moved json",
+    ]
+    assert page.texts("li", "sub") == ["No check flipped: only the score moved."] * 3
+    assert [a.get("class") for t, a in page.tags if t == "span" and "dir" in (a.get("class") or "").split()] == [
+        "dir worse",
+        "dir better",
+        "dir worse",
+    ]
+
+
+def test_without_a_paired_level_the_page_says_so() -> None:
+    base = hostile_comparison(PLAIN)
+    page = Elements(render_comparison(page_of(replace(base, levels=(), notes=()))))
+
+    assert "No level was measured on both sides." in page.texts("p", "sub")
+    assert page.texts("p", "unpaired") == ["Only on side A, not compared: uazq", "Only on side B, not compared: ubzq"]
+    assert page.texts("section", "level") == []
+
+
+def test_the_bar_puts_the_difference_and_its_interval_around_zero() -> None:
+    bar = Elements(diff_bar(-0.3, -0.5, -0.1, scale=0.5, tone="worse"))
+    shapes = dict(bar.tags)  # the last of each kind
+    lines = [attrs for tag, attrs in bar.tags if tag == "line"]
+    (zero_line,) = [a for a in lines if a.get("class") == "zero"]
+    zero = float(zero_line["x1"] or "nan")
+    left, width = float(shapes["rect"]["x"] or "nan"), float(shapes["rect"]["width"] or "nan")
+    point = float(shapes["circle"]["cx"] or "nan")
+
+    assert zero == 80.0  # the middle of the drawing
+    assert left == pytest.approx(6.0)  # the interval from -100% of the scale...
+    assert left + width == pytest.approx(80 - 74 * 0.2)  # ...to -20%
+    assert point == pytest.approx(80 - 74 * 0.6)
+    assert shapes["svg"]["class"] == "diff worse"
+    assert bar.text == ["difference −30%, 95% interval −50% to −10%"]
+
+
+def test_a_difference_past_the_scale_stays_in_the_drawing() -> None:
+    bar = Elements(diff_bar(0.9, 0.8, 1.0, scale=0.25, tone="better"))
+    shapes = dict(bar.tags)  # the last of each kind
+
+    assert float(shapes["circle"]["cx"] or "nan") == pytest.approx(154.0)
+    assert nice_scale(-0.05, 0.1) == 0.1
+    assert nice_scale(0.11) == 0.2
+    assert nice_scale(-0.6, 0.3) == 1.0
+    assert nice_scale() == 0.1
 
 
 # --- the command ------------------------------------------------------------------------------------------------------

@@ -36,18 +36,16 @@ def _x(value: float, scale: float) -> float:
     return PAD + half + half * max(-1.0, min(1.0, value / scale))
 
 
-def diff_bar(diff: float, low: float, high: float, *, scale: float, beyond: bool) -> Markup:
+def diff_bar(diff: float, low: float, high: float, *, scale: float, tone: str) -> Markup:
     """An SVG of ``diff`` (a dot) and its interval ``low``..``high`` (a bar) against a zero line, ±``scale`` wide.
 
-    The bar is coloured by direction when the difference is beyond noise (the
-    interval leaves out zero) and grey when it is not.
+    ``tone`` (``worse``, ``better`` or ``noise``) is the drawing's class, which the page's styles colour.
     """
-    tone = "noise" if not beyond else "worse" if diff < 0 else "better"
     title = f"difference {signed_pct(diff)}, 95% interval {signed_pct(low)} to {signed_pct(high)}"
     x0, x1, xd, xz = _x(low, scale), _x(high, scale), _x(diff, scale), _x(0.0, scale)
     mid = HEIGHT / 2
     parts = [
-        f'<svg class="diff {tone}" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" '
+        f'<svg class="diff {escape(tone)}" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" '
         f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">',
         f"<title>{escape(title)}</title>",
         f'<line class="axis" x1="{PAD}" x2="{WIDTH - PAD}" y1="{mid}" y2="{mid}"/>',

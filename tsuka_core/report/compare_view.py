@@ -35,11 +35,13 @@ class CategoryRow:
 
     delta: CategoryDelta
     bar: Markup
+    tone: str
+    """``worse`` or ``better`` when the difference is beyond noise, ``noise`` otherwise."""
 
-    @property
-    def tone(self) -> str:
-        """``worse`` or ``better`` when the difference is beyond noise, ``noise`` otherwise."""
-        return "worse" if self.delta.regressed else "better" if self.delta.improved else "noise"
+
+def _category(delta: CategoryDelta, scale: float) -> CategoryRow:
+    tone = "worse" if delta.regressed else "better" if delta.improved else "noise"
+    return CategoryRow(delta, diff_bar(delta.difference, *delta.interval, scale=scale, tone=tone), tone)
 
 
 @dataclass(frozen=True)
@@ -103,10 +105,7 @@ def _order(change: TestChange) -> int:
 
 
 def _level(level: LevelComparison, scale: float) -> LevelRow:
-    rows = tuple(
-        CategoryRow(d, diff_bar(d.difference, *d.interval, scale=scale, beyond=d.beyond_noise))
-        for d in level.categories
-    )
+    rows = tuple(_category(delta, scale) for delta in level.categories)
     changes = tuple(ChangeRow(t) for t in sorted(level.changed_tests, key=_order))
     return LevelRow(level, rows, changes)
 
