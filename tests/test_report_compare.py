@@ -419,6 +419,19 @@ def test_the_command_says_what_it_wrote(runs: Runs) -> None:
     assert made.stdout == f"Wrote {out} (run 1 against run 2, 1 level(s) compared)\n"
 
 
+def test_without_output_the_pages_have_their_own_names(
+    runs: Runs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    assert invoke("report", "--compare", "1", "2", "--profiles", runs.store).exit_code == 0
+    assert invoke("report", "--profiles", runs.store).exit_code == 0
+
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["compare.html", "report.html"]
+    assert "What changed from A to B?" in (tmp_path / "compare.html").read_text(encoding="utf-8")
+    assert "tsuka report: run 3" in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
