@@ -57,8 +57,7 @@ def test_run_against_run_shows_tiers_scores_and_what_changed(runs: Path) -> None
 
     assert result.exit_code == 0, result.stderr
     out = result.stdout
-    assert "A: run 1 (suite default " not in out  # a run records its suite's folder, not a name
-    assert out.startswith("A: run 1 (suite ")
+    assert out.startswith("A: run 1 (suite default ")
     assert "Noise: paired bootstrap over the common tests (1000 resamples, seed 20250101, 95% interval)" in out
     alpha = out[out.index("alpha@none  tier") : out.index("beta@none  tier")]
     assert "alpha@none  tier large → medium (tier dropped)" in alpha
@@ -127,6 +126,7 @@ def test_common_tests_compares_what_both_suites_have(runs: Path, tmp_path: Path)
     result = compare(runs, "2", "3", "--common-tests", "--json", out)
 
     assert result.exit_code == 0, result.stderr
+    assert f"B: run 3 (suite {(runs.parent / 'edited').resolve()} " in result.stdout
     assert "--common-tests: only the tests both sides have are compared; tests are matched by name" in result.stdout
     assert "alpha@none: 6 common test(s), 1 only in run 2, 0 only in run 3" in result.stdout
     assert "category scores and tiers recomputed on the 6 common tests" in result.stdout

@@ -140,6 +140,15 @@ def test_levels_pair_by_key_and_the_rest_are_listed_unpaired() -> None:
     assert (found.unpaired_a, found.unpaired_b) == (("m@none",), ("n@none",))
 
 
+def test_two_models_of_several_efforts_each_are_paired_by_effort() -> None:
+    a = _side("1", _level("m@none", _many(2)), _level("m@low", _many(2)))
+    b = _side("2", _level("n@low", _many(2)), _level("n@xhigh", _many(2)))
+    found = compare(a, b)
+
+    assert [lv.label for lv in found.levels] == ["m@low → n@low"]
+    assert (found.unpaired_a, found.unpaired_b) == (("m@none",), ("n@xhigh",))
+
+
 def test_one_level_on_each_side_is_paired_whatever_its_key() -> None:
     found = compare(_side("1", _level("m@none", _many(2))), _side("2", _level("n@high", _many(2))))
 

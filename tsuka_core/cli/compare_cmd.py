@@ -53,9 +53,9 @@ def compare(
 
     A and B are recorded runs (a number, 'last', or 'last~N' for the N-th run
     before the last) or stored profiles (MODEL@EFFORT, or MODEL alone for the
-    profile of its recommended effort). Levels are paired by model@effort; a
-    side with a single level is paired with the other's single level whatever
-    its name, so two models can be compared.
+    profile of its recommended effort). Levels are paired by model@effort;
+    when each side holds one model (two models compared), by effort; a side
+    with a single level is paired with the other's single level.
 
     \b
     tsuka compare last~1 last                  the run before the last, and the last

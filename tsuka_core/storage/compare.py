@@ -45,7 +45,7 @@ class SideInfo:
     """How the output names it: ``run 3``, ``profile model@low``."""
     suite_hash: str
     suite: str
-    """The suite's folder or name as recorded; empty when unknown."""
+    """The suite as a profile names it: ``default`` for the installed suite, else its folder; empty when unknown."""
     measured_at: str
     """When it was measured (a run's start, a profile's ``testedAt``); empty when unknown."""
 

@@ -59,17 +59,36 @@ def compare(a: Side, b: Side, *, common_tests: bool = False) -> Comparison:
 def pair_levels(
     a: Sequence[SideLevel], b: Sequence[SideLevel]
 ) -> tuple[list[tuple[SideLevel, SideLevel]], tuple[str, ...], tuple[str, ...]]:
-    """Levels paired by ``model@effort``; one level on each side is paired whatever its key. Also the unpaired keys."""
+    """Levels paired, and the keys of those left unpaired on each side.
+
+    One level on each side is paired whatever its key; two sides of one model
+    each (two different models) are paired by effort; otherwise levels are
+    paired by ``model@effort``.
+    """
     if len(a) == 1 and len(b) == 1:
         return [(a[0], b[0])], (), ()
-    keys_b = {level.key: level for level in b}
-    pairs = [(level, keys_b[level.key]) for level in a if level.key in keys_b]
-    paired = {level.key for level, _ in pairs}
+    one_model = len({_model(lv) for lv in a}) == 1 and len({_model(lv) for lv in b}) == 1
+    same = _effort if one_model else _key
+    by_b = {same(level): level for level in b}
+    pairs = [(level, by_b[same(level)]) for level in a if same(level) in by_b]
+    paired_a, paired_b = {id(x) for x, _ in pairs}, {id(y) for _, y in pairs}
     return (
         pairs,
-        tuple(lv.key for lv in a if lv.key not in paired),
-        tuple(lv.key for lv in b if lv.key not in paired),
+        tuple(lv.key for lv in a if id(lv) not in paired_a),
+        tuple(lv.key for lv in b if id(lv) not in paired_b),
     )
+
+
+def _key(level: SideLevel) -> str:
+    return level.key
+
+
+def _model(level: SideLevel) -> str:
+    return level.key.rpartition("@")[0]
+
+
+def _effort(level: SideLevel) -> str:
+    return level.key.rpartition("@")[2]
 
 
 def _level(a: SideLevel, b: SideLevel) -> LevelComparison:

@@ -17,7 +17,7 @@ from tsuka_core.judge.scoring import mean_score
 from tsuka_core.storage.compare import SideInfo, TestStatus
 from tsuka_core.storage.history_query import StoredLevel, StoredTest, StoredTestRuns, is_run_ref, load_run
 from tsuka_core.storage.store import BENCHMARK_VERSION, ProfileStore, profile_key
-from tsuka_core.storage.suites import SuiteHashes
+from tsuka_core.storage.suites import SuiteHashes, suite_label
 
 __all__ = ["Side", "SideCheck", "SideLevel", "SideTest", "load_side", "suite_weights"]
 
@@ -97,7 +97,8 @@ def load_side(ref: str, history: Path, store: Path, weights: Weights | None = No
 
 def _run_side(ref: str, history: Path) -> Side:
     run = load_run(history, ref)
-    info = SideInfo("run", ref, f"run {run.id}", run.suite_hash, run.suite_path, run.started_at)
+    suite = suite_label(Path(run.suite_path)) if run.suite_path else ""
+    info = SideInfo("run", ref, f"run {run.id}", run.suite_hash, suite, run.started_at)
     notes = [f"run {run.id} is {run.status}"] if run.status != "ok" else []
     return Side(info, tuple(_run_level(level) for level in run.levels), tuple(notes))
 
