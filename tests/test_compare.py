@@ -206,3 +206,18 @@ def test_a_missing_history_or_json_folder_is_one_line(tmp_path: Path, runs: Path
     assert result.exit_code == BAD_INPUT
     assert "folder" in result.stderr
     assert "does not exist; create it first" in result.stderr
+
+
+def test_a_damaged_profile_is_one_line(tmp_path: Path) -> None:
+    store = tmp_path / "models_profile.json"
+    profile = {"model": "m", "tier": "large", "testsHash": "x", "testResults": [{"name": "a", "score": "high"}]}
+    store.write_text(json.dumps({"profiles": {"m@none": profile}}), encoding="utf-8")
+
+    result = invoke("compare", "m@none", "m@none", "--profiles", store)
+
+    assert result.exit_code == BAD_INPUT
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        f"tsuka: error: {store}: profile m@none: testResults[0] needs a name, a category and a numeric score; "
+        "it cannot be compared"
+    )

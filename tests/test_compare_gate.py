@@ -19,13 +19,16 @@ pytestmark = pytest.mark.usefixtures("fast_retries")
 COUNT = 10
 """Tests in the suite: each asks for one code word."""
 
+HOSTILE = " \x1b]0;owned\x07[red]loud[/red]"
+"""Ends the name of test 4: it would retitle the terminal, and rich must not read its markup."""
+
 
 def write_suite(folder: Path) -> Path:
     """Ten instruction tests: answer with code word ``wN`` (3 points), without an exclamation mark (1 point)."""
     folder.mkdir()
     for i in range(COUNT):
         test = {
-            "name": f"word_{i}",
+            "name": f"word_{i}" + (HOSTILE if i == 4 else ""),
             "category": "instruction",
             "prompt": f"Reply with the code word w{i}x and nothing else.",
             "checks": [
@@ -75,9 +78,13 @@ def test_several_tests_failing_in_a_category_fail_the_gate(history: tuple[Path, 
     assert result.exit_code == REGRESSED, result.stdout + result.stderr
     assert re.search(r"instruction\s+1\.00\s+0\.60\s+-0\.40\s+-0\.\d\d to -0\.\d\d\s+yes, worse\s+10", result.stdout)
     assert "pass → fail (4):" in result.stdout
+    assert "word_4 \\x1b]0;owned[red]loud[/red]" in result.stdout  # ESC escaped, BEL dropped, markup as written
+    assert "\x1b" not in result.stdout
+    assert "\x07" not in result.stdout
     assert "Regression: m@none: instruction 1.00 → 0.60 (-0.40, 95% interval" in result.stdout
     data = json.loads(out.read_text(encoding="utf-8"))  # written before the gate exits
     assert data["hasRegression"] is True
+    assert f"word_4{HOSTILE}" in [t["name"] for t in data["levels"][0]["changedTests"]]  # JSON keeps the name as is
     low, high = data["levels"][0]["categories"][0]["interval"]
     assert low <= -0.4 <= high < 0
 
@@ -100,3 +107,43 @@ def test_the_gate_ignores_improvements(history: tuple[Path, Path]) -> None:
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "yes, better" in result.stdout
     assert "fail → pass (4):" in result.stdout
+
+
+def flaky(word: int, every: int) -> Any:
+    """Right, except that every ``every``-th time test ``word`` is asked it answers with a ``!``."""
+    asked: dict[int, int] = {}
+    right = words()
+
+    def answer(body: dict[str, Any], n: int) -> Reply:
+        found = re.search(r"w(\d+)x", str(body["messages"][-1]["content"]))
+        assert found is not None
+        i = int(found.group(1))
+        asked[i] = asked.get(i, 0) + 1
+        if i == word and asked[i] % every == 0:
+            return Reply.text(f"w{i}x!")
+        return right(body, n)
+
+    return answer
+
+
+def test_repeated_runs_count_with_their_mean_and_a_flaky_test_fails(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite")
+    store = tmp_path / "models_profile.json"
+    for answer in (words(), flaky(word=1, every=3)):
+        with LoopbackServer(answer, models=["m"]) as server:
+            result = invoke(
+                "run", "all", "--base-url", server.base_url, "--profiles", store, "--suite", suite, "-e", "none",
+                "--repeats", "3", "--no-cache",
+            )  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+
+    result = invoke("compare", "last~1", "last", "--details", "--profiles", store)
+
+    assert result.exit_code == 0, result.stderr
+    assert "word_1                       1.00 → 0.92  pass → fail  (instruction)" in result.stdout
+    assert re.search(r"passed → failed  checks\[1\] not_contains: run [123]: '!' found", result.stdout)
+    assert len(re.findall(r"══ run 2 m@none word_1, run [123] of 3: score 0\.75", result.stdout)) == 1
+    assert len(re.findall(r"══ run 2 m@none word_1, run [123] of 3: score 1\.00", result.stdout)) == 2
+    assert "══ run 1 m@none word_1, run 1 of 3: score 1.00" in result.stdout
+    profiles = invoke("compare", "m@none", "last~1", "--profiles", store)  # the stored profile is run 2's
+    assert "word_1                       0.92 → 1.00  fail → pass  (instruction)" in profiles.stdout

@@ -195,6 +195,11 @@ _HISTORY = """
 The run history is described in [history-and-reports.md](history-and-reports.md).
 """
 
+_COMPARE = """
+How "beyond noise" is decided (a paired bootstrap), real outputs, and the
+structure `--json` writes are in [compare.md](compare.md).
+"""
+
 NOTES: dict[str, str] = {
     "run": _RUN,
     "models": _MODELS,
@@ -212,5 +217,6 @@ NOTES: dict[str, str] = {
     "show": _HISTORY,
     "rescore": _HISTORY,
     "report": _HISTORY,
+    "compare": _COMPARE,
 }
 """Markdown shown at the end of each command's section, after its options and exit statuses."""

@@ -61,7 +61,7 @@ def compare(
     tsuka compare last~1 last                  the run before the last, and the last
     tsuka compare qwen-7b@low qwen-7b-q4@low   two stored profiles
     tsuka compare 12 14 --details              with the answers of each changed test
-    tsuka compare main@low last --fail-on-regression --json cmp.json    in CI
+    tsuka compare qwen-7b@low last --fail-on-regression --json cmp.json   in CI
     tsuka compare 3 4 --common-tests           after a suite edit (4 a 'tsuka rescore' of 3)
 
     For each paired level: each side's tier; each category's score, the

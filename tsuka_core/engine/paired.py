@@ -35,9 +35,9 @@ class PairedSample:
     runs_b: tuple[float, ...]
 
 
-def _drawn(rng: random.Random, runs: tuple[float, ...]) -> float:
-    """A test's score in one resample: its runs redrawn with replacement (a single run is kept as it is)."""
-    return mean_score(rng.choices(runs, k=len(runs))) if len(runs) > 1 else mean_score(runs)
+def _drawn(rng: random.Random, runs: tuple[float, ...], point: float) -> float:
+    """A test's score in one resample: its runs redrawn with replacement; a single run keeps its own ``point``."""
+    return mean_score(rng.choices(runs, k=len(runs))) if len(runs) > 1 else point
 
 
 def _difference(samples: Sequence[PairedSample]) -> float:
@@ -57,12 +57,13 @@ def paired_interval(
     if not samples:
         return 0.0, 0.0
     ordered = [PairedSample(s.weight_a, s.weight_b, tuple(sorted(s.runs_a)), tuple(sorted(s.runs_b))) for s in samples]
+    points = [(mean_score(s.runs_a), mean_score(s.runs_b)) for s in ordered]
     rng = random.Random(seed)
     values: list[float] = []
     for _ in range(resamples):
-        drawn = [ordered[i] for i in rng.choices(range(len(ordered)), k=len(ordered))]
-        pairs_a = [(s.weight_a, _drawn(rng, s.runs_a)) for s in drawn]
-        pairs_b = [(s.weight_b, _drawn(rng, s.runs_b)) for s in drawn]
+        drawn = rng.choices(range(len(ordered)), k=len(ordered))
+        pairs_a = [(ordered[i].weight_a, _drawn(rng, ordered[i].runs_a, points[i][0])) for i in drawn]
+        pairs_b = [(ordered[i].weight_b, _drawn(rng, ordered[i].runs_b, points[i][1])) for i in drawn]
         values.append(round_half_up(category_score(pairs_b) - category_score(pairs_a)))
     point = _difference(ordered)
     if len(set(values)) <= 1:

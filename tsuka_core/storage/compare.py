@@ -8,7 +8,7 @@ gives its stable JSON form (``COMPARE_VERSION``), documented in ``docs/compare.m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from tsuka_core.judge.scoring import tier_rank
 
@@ -86,6 +86,8 @@ class CheckFlip:
 @dataclass(frozen=True)
 class TestChange:
     """A test measured on both sides whose status or score changed."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
 
     name: str
     category: str
