@@ -21,16 +21,8 @@ from tsuka_core.report.compare_svg import diff_bar, nice_scale, signed_pct
 from tsuka_core.report.compare_view import page_of
 from tsuka_core.report.figures import pct
 from tsuka_core.report.html import CSP
-from tsuka_core.storage.compare import (
-    CategoryDelta,
-    CheckFlip,
-    Comparison,
-    LevelComparison,
-    SideInfo,
-)
-from tsuka_core.storage.compare import (
-    TestChange as Change,
-)
+from tsuka_core.storage import compare as model
+from tsuka_core.storage.compare import Comparison
 from tsuka_core.storage.compare_compute import compare
 from tsuka_core.storage.compare_sides import load_side
 
@@ -297,19 +289,19 @@ PLAIN = "zq"
 
 def hostile_comparison(s: str) -> Comparison:
     """A comparison with ``s`` in every text field the page shows."""
-    flip = CheckFlip(f"loc{s}", f"type{s}", "passed", f"failed{s}", f"was{s}", f"now{s}")
+    flip = model.CheckFlip(f"loc{s}", f"type{s}", "passed", f"failed{s}", f"was{s}", f"now{s}")
     changes = (
-        Change(f"test{s}", f"cat{s}", 1.0, 0.0, "pass", "fail", "pass->fail", (flip,)),
-        Change(f"fixed{s}", f"cat{s}", 0.0, 1.0, "fail", "pass", "fail->pass"),
+        model.TestChange(f"test{s}", f"cat{s}", 1.0, 0.0, "pass", "fail", "pass->fail", (flip,)),
+        model.TestChange(f"fixed{s}", f"cat{s}", 0.0, 1.0, "fail", "pass", "fail->pass"),
     )
     deltas = (
-        CategoryDelta(f"json{s}", 1.0, 0.5, -0.5, (-0.75, -0.25), True, 4),
-        CategoryDelta("instruction", 0.5, 0.6, 0.1, (-0.2, 0.3), False, 3),
+        model.CategoryDelta(f"json{s}", 1.0, 0.5, -0.5, (-0.75, -0.25), True, 4),
+        model.CategoryDelta("instruction", 0.5, 0.6, 0.1, (-0.2, 0.3), False, 3),
     )
-    level = LevelComparison(f"m{s}@low", f"n{s}@low", f"tier{s}", "small", deltas, changes, 7, (f"onlya{s}",),
+    level = model.LevelComparison(f"m{s}@low", f"n{s}@low", f"tier{s}", "small", deltas, changes, 7, (f"onlya{s}",),
                             (f"onlyb{s}",))  # fmt: skip
-    side_a = SideInfo("run", f"1{s}", f"run 1{s}", f"hash{s}", f"suite{s}", f"when{s}")
-    side_b = SideInfo("profile", f"m{s}@low", f"profile m{s}@low", f"hash{s}", "", f"when{s}")
+    side_a = model.SideInfo("run", f"1{s}", f"run 1{s}", f"hash{s}", f"suite{s}", f"when{s}")
+    side_b = model.SideInfo("profile", f"m{s}@low", f"profile m{s}@low", f"hash{s}", "", f"when{s}")
     return Comparison(side_a, side_b, True, (level,), f"noise{s}", (f"note{s}",), (f"ua{s}",), (f"ub{s}",))
 
 
@@ -350,9 +342,9 @@ def test_markup_in_every_field_of_the_comparison_adds_no_element() -> None:
 
 def test_changes_are_shown_pass_to_fail_then_fail_to_pass_then_score() -> None:
     changes = (
-        Change("moved", "json", 0.5, 0.25, "fail", "fail", "score"),
-        Change("fixed", "json", 0.0, 1.0, "fail", "pass", "fail->pass"),
-        Change("broke", "json", 1.0, 0.5, "pass", "fail", "pass->fail"),
+        model.TestChange("moved", "json", 0.5, 0.25, "fail", "fail", "score"),
+        model.TestChange("fixed", "json", 0.0, 1.0, "fail", "pass", "fail->pass"),
+        model.TestChange("broke", "json", 1.0, 0.5, "pass", "fail", "pass->fail"),
     )
     base = hostile_comparison(PLAIN)
     level = replace(base.levels[0], changed_tests=changes)
@@ -519,3 +511,18 @@ def test_in_chromium_the_worse_category_is_drawn(runs: Runs, profile: Path, tmp_
     counts = Counter(pixels)
     assert counts[BAD_RGB] > 50, "the toolCalling point and the dropped tier are not on screen"
     assert len(counts) > 50, "the page looks blank"
+
+
+@BROWSER
+@NEEDS_CHROMIUM
+def test_in_chromium_markup_in_every_field_stays_text(tmp_path: Path, profile: Path) -> None:
+    page = tmp_path / "hostile.html"
+    write_comparison(page, page_of(hostile_comparison(MARKUP)))
+
+    dom, console = dom_of(page, profile)
+
+    assert console == []
+    assert "data-pwned" not in dom.split("<body", 1)[1].split(">", 1)[0]
+    title = dom.split("<title>", 1)[1].split("</title>", 1)[0]
+    assert title.startswith("tsuka comparison: run 1&lt;script&gt;document.title=")  # the label, not set by a script
+    assert dom.count("&lt;script&gt;document.title=") > 20
