@@ -443,6 +443,16 @@ def test_a_missing_side_or_a_bad_option_is_one_line(runs: Runs, args: tuple[str,
     assert not out.exists()
 
 
+def test_a_comparison_without_history_is_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "cmp.html"
+    result = invoke("report", "--compare", "last~1", "last", "--profiles", tmp_path / "models_profile.json", "-o", out)
+
+    assert result.exit_code == 2
+    assert result.stderr.startswith("tsuka: error: no run history at ")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
 def test_compare_needs_two_sides(runs: Runs) -> None:
     result = invoke("report", "--profiles", runs.store, "--compare", "1")
 
