@@ -1,4 +1,4 @@
-"""Commands that read the run history: runs, show, rescore and report."""
+"""Commands that read the run history: runs, show and rescore (and report, from its own module)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredStep, StoredTest
 
 from tsuka_core.cli.options import history_db_option, profiles_option
+from tsuka_core.cli.report_cmd import report
 from tsuka_core.cli.suite_param import SUITE_TYPE
 
 __all__ = ["COMMANDS", "print_records"]
@@ -359,36 +360,6 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
         click.echo(f"Recorded as run {result.history_run} in {path}")
     elif dry_run:
         click.echo("\n--dry-run: nothing stored")
-
-
-# --- tsuka report ---------------------------------------------------------------------------------------------------
-
-
-@click.command()
-@click.argument("run_ref", metavar="[RUN]", default="last")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default="report.html",
-    show_default=True,
-    help="The HTML file to write.",
-)
-@_history_options
-def report(run_ref: str, output: Path, history_db: Path | None, profiles: Path) -> None:
-    """Write a recorded run (default: the last) as one self-contained HTML page.
-
-    Per model: the tier at each effort and the recommendation; category scores,
-    completion tokens and tokens per second by effort as charts; per test, every
-    check's outcome and the transcript on demand. The page fetches nothing and
-    runs no script, so it opens from file:// and can be attached to a CI job.
-    """
-    from tsuka_core.report.html import write_report
-    from tsuka_core.storage.history_query import load_run
-
-    run = load_run(_history_path(history_db, profiles), run_ref)
-    write_report(output, run)
-    click.echo(f"Wrote {output} (run {run.id}, {len(run.levels)} level(s))")
 
 
 COMMANDS = [runs, show, rescore, report]
