@@ -260,10 +260,8 @@ def test_a_stored_profile_is_a_side(runs: Runs) -> None:
         "pass → fail trappola_astensione toolCalling",
         "fail → pass lista_vincoli_negativi instruction",
     ]
-    flips = [f for t in level.changed_tests for f in t.checks]
-    assert {f.status_b for f in flips} == {"absent"}  # a profile keeps no checks
-    assert len(page.texts("li", "absent")) == len(flips) > 5
-    assert "– checks[1] not_contains: failed → absent (A: 'gold' found)" in page.texts("li", "absent")
+    assert [f for t in level.changed_tests for f in t.checks] == []  # a profile keeps no checks: none flipped
+    assert page.texts("li", "absent") == []
 
 
 # --- hostile values ---------------------------------------------------------------------------------------------------

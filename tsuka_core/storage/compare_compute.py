@@ -137,7 +137,12 @@ def _change(a: SideTest, b: SideTest) -> TestChange | None:
 
 
 def _flips(a: SideTest, b: SideTest) -> tuple[CheckFlip, ...]:
-    """The checks whose outcome differs between the sides, in A's order then B's own."""
+    """The checks whose outcome differs between the sides, in A's order then B's own.
+
+    None when a side recorded no check (a profile, or a request that failed): its test status says it all.
+    """
+    if not a.checks or not b.checks:
+        return ()
     checks_a = {c.location: c for c in a.checks}
     checks_b = {c.location: c for c in b.checks}
     flips: list[CheckFlip] = []
