@@ -218,15 +218,15 @@ def run(suite: Suite, registry: Registry, answerer: Answerer, tmp_path: Path) ->
         return asyncio.run(run_benchmark(options, suite, registry, Quiet()))
 
 
-def scripted(suite: Suite, kind: str) -> Answerer:
-    """Answer every request with the scripted ``kind`` answers, finding the test by its first prompt."""
+def scripted(suite: Suite) -> Answerer:
+    """Answer every request with the reference answers, finding the test by its first prompt."""
     by_prompt = {t.steps[0].prompt: t.name for t in suite.tests}
 
     def answer(body: dict[str, Any], n: int) -> Reply:
         del n
         messages = body["messages"]
         first = next(m["content"] for m in messages if m["role"] == "user")
-        step = ANSWERS[by_prompt[first]][kind][sum(1 for m in messages if m["role"] == "assistant")]
+        step = ANSWERS[by_prompt[first]]["reference"][sum(1 for m in messages if m["role"] == "assistant")]
         calls = tuple((name, args) for name, args in step.get("calls", []))
         return Reply(content=step.get("text"), tool_calls=calls)
 
@@ -261,7 +261,7 @@ def level(report: RunReport) -> results.LevelResult:
 
 
 def test_reference_answers_score_large_through_the_engine(extended: Suite, registry: Registry, tmp_path: Path) -> None:
-    result = level(run(extended, registry, scripted(extended, "reference"), tmp_path))
+    result = level(run(extended, registry, scripted(extended), tmp_path))
     assert dict(result.scores) == {"instruction": 1.0, "json": 1.0, "toolCalling": 1.0}
     assert result.tier == "large"
 
