@@ -7,13 +7,14 @@ tier large measured with that suite. The embedded backend's run is in ``test_ext
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from loopback import LoopbackServer
-from test_extended_suite import ANSWERS, EXTENDED, scripted
+from test_extended_suite import EXTENDED, reference_steps, scripted
 from test_plugins_example import OllamaReply, OllamaServer, Venv, venv  # noqa: F401  (the fixture, plugins installed)
 
 from tsuka_core import Registry
@@ -54,15 +55,13 @@ def test_run_suite_extended_through_the_openai_backend(extended: Suite, tmp_path
     assert stored_profile(store, "m1@none", extended)["backend"] == "openai"
 
 
-def ollama_reference(extended: Suite) -> Any:
-    """An Ollama handler answering each step with its reference answer, finding the test by its first prompt."""
-    by_prompt = {t.steps[0].prompt: t.name for t in extended.tests}
+def ollama_reference(extended: Suite) -> Callable[[dict[str, Any], int], Any]:
+    """An Ollama handler answering every request with the reference answers."""
+    next_step = reference_steps(extended)
 
     def answer(body: dict[str, Any], n: int) -> Any:
         del n
-        messages = body["messages"]
-        first = next(m["content"] for m in messages if m["role"] == "user")
-        step = ANSWERS[by_prompt[first]]["reference"][sum(1 for m in messages if m["role"] == "assistant")]
+        step = next_step(body["messages"])
         calls = tuple((name, args) for name, args in step.get("calls", []))
         return OllamaReply(content=step.get("text", ""), tool_calls=calls)
 

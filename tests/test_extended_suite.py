@@ -218,17 +218,27 @@ def run(suite: Suite, registry: Registry, answerer: Answerer, tmp_path: Path) ->
         return asyncio.run(run_benchmark(options, suite, registry, Quiet()))
 
 
-def scripted(suite: Suite) -> Answerer:
-    """Answer every request with the reference answers, finding the test by its first prompt."""
+def reference_steps(suite: Suite) -> Callable[[list[dict[str, Any]]], dict[str, Any]]:
+    """The reference answer to a conversation's next step, finding the test by the conversation's first prompt."""
     by_prompt = {t.steps[0].prompt: t.name for t in suite.tests}
+
+    def step(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        first = next(m["content"] for m in messages if m["role"] == "user")
+        answered = sum(1 for m in messages if m["role"] == "assistant")
+        reference: dict[str, Any] = ANSWERS[by_prompt[first]]["reference"][answered]
+        return reference
+
+    return step
+
+
+def scripted(suite: Suite) -> Answerer:
+    """Answer every request with the reference answers."""
+    next_step = reference_steps(suite)
 
     def answer(body: dict[str, Any], n: int) -> Reply:
         del n
-        messages = body["messages"]
-        first = next(m["content"] for m in messages if m["role"] == "user")
-        step = ANSWERS[by_prompt[first]]["reference"][sum(1 for m in messages if m["role"] == "assistant")]
-        calls = tuple((name, args) for name, args in step.get("calls", []))
-        return Reply(content=step.get("text"), tool_calls=calls)
+        step = next_step(body["messages"])
+        return Reply(content=step.get("text"), tool_calls=tuple((name, args) for name, args in step.get("calls", [])))
 
     return answer
 
