@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from tsuka_core.backends.base import BackendConfig
 from tsuka_core.engine import results
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.judge.checks import run_check
+from tsuka_core.judge.jsontools import json_type_name
 from tsuka_core.session import RunOptions, RunReport, run_benchmark
 from tsuka_core.suite import model
 from tsuka_core.suite.loading import load_suite
@@ -29,9 +31,11 @@ EXTENDED = ROOT / "tsuka_checks_builtin" / "suites" / "extended"
 ANSWERS: dict[str, dict[str, Any]] = json.loads(
     (Path(__file__).parent / "data" / "extended_answers.json").read_text(encoding="utf-8")
 )
-"""Per test name, the ``reference`` answers (one per step) and a list of ``wrong`` ones.
+"""Per test name, the ``reference`` answers (one per step) and the ``wrong`` ones (one per check).
 
-A step's answer is ``{"text": ...}`` or ``{"calls": [[name, arguments], ...]}``.
+A step's answer is ``{"text": ...}``, ``{"calls": [[name, arguments], ...]}`` or both. ``wrong`` maps each check's
+location (``checks[2]``, ``steps[1].checks[0]``) to an answer of that check's step that fails it and passes the
+test's other checks; the conversation it is judged in is the reference one with that step's answer replaced.
 """
 
 pytestmark = pytest.mark.usefixtures("fast_retries")
@@ -58,6 +62,18 @@ def outcomes(test: model.Test, steps: list[dict[str, Any]]) -> list[tuple[str, b
     ]
 
 
+def checks(test: model.Test) -> dict[str, tuple[int, model.Check]]:
+    """Each check of ``test`` by location, with the index of its step."""
+    return {check.location: (n, check) for n, step in enumerate(test.steps) for check in step.checks}
+
+
+def wrong_conversation(test: model.Test, location: str) -> list[dict[str, Any]]:
+    """The reference answers with the step of the check at ``location`` answered by that check's wrong answer."""
+    steps = list(ANSWERS[test.name]["reference"])
+    steps[checks(test)[location][0]] = ANSWERS[test.name]["wrong"][location]
+    return steps
+
+
 def test_the_suite_has_45_tests_and_15_of_each_category(extended: Suite) -> None:
     per_category = Counter(t.category for t in extended.tests)
     assert len(extended.tests) >= 45
@@ -69,30 +85,106 @@ def test_every_test_has_scripted_answers(extended: Suite) -> None:
     assert sorted(ANSWERS) == sorted(t.name for t in extended.tests)
 
 
+def test_every_check_has_a_wrong_answer(extended: Suite) -> None:
+    unmatched = {t.name: sorted(set(checks(t)) ^ set(ANSWERS[t.name]["wrong"])) for t in extended.tests}
+    assert {name: where for name, where in unmatched.items() if where} == {}
+
+
 def test_reference_answers_pass_every_check(extended: Suite) -> None:
     reference = {t.name: outcomes(t, ANSWERS[t.name]["reference"]) for t in extended.tests}
     failed = [(name, where) for name, seen in reference.items() for where, ok in seen if not ok]
     assert failed == []
 
 
-def test_every_wrong_answer_fails_a_check(extended: Suite) -> None:
-    unfailed = [
-        t.name for t in extended.tests for wrong in ANSWERS[t.name]["wrong"] if all(ok for _, ok in outcomes(t, wrong))
-    ]
-    assert unfailed == []
+# --- one wrong answer per check --------------------------------------------------------------------------------------
 
 
-BLANKS = ({"text": ""}, {"text": "{}"}, {"calls": [["none_of_these", {}]]})
+def no_json(exempt: model.Check, other: model.Check) -> bool:
+    """An answer without JSON fails every JSON path check, so ``json_valid`` never fails alone beside one."""
+    return exempt.type == "json_valid" and other.type.startswith("json_path_")
 
 
-def test_every_check_can_fail(extended: Suite) -> None:
-    """Each check fails on one of the test's wrong answers, or on an empty text, ``{}`` or a call of an unknown tool."""
-    never_failed = []
-    for test in extended.tests:
-        candidates = [*ANSWERS[test.name]["wrong"], *([blank] * len(test.steps) for blank in BLANKS)]
-        seen = [dict(outcomes(test, steps)) for steps in candidates]
-        never_failed += [(test.name, where) for where in seen[0] if all(s[where] for s in seen)]
-    assert never_failed == [], never_failed
+def same_path_value(exempt: model.Check, other: model.Check) -> bool:
+    """A ``json_path_equals`` whose value has the type or length a check of the same path wants implies that check."""
+    params, want = exempt.params, getattr(other.params, "value", None)
+    if other.type != "json_path_equals" or getattr(params, "path", None) != getattr(other.params, "path", None):
+        return False
+    if exempt.type == "json_path_type":
+        kind, wanted = json_type_name(want), getattr(params, "value", None)
+        return wanted == kind or (wanted == "number" and kind == "integer")
+    return exempt.type == "json_path_length" and isinstance(want, list) and len(want) == getattr(params, "value", None)
+
+
+def inside_object(exempt: model.Check, other: model.Check) -> bool:
+    """A value found at ``P.key`` lies in an object at ``P``, so a check there implies ``P`` is an object."""
+    path = getattr(exempt.params, "path", None)
+    other_path = getattr(other.params, "path", "")
+    wants_object = exempt.type == "json_path_type" and getattr(exempt.params, "value", None) == "object"
+    return wants_object and other_path.startswith(f"{path}.")
+
+
+def second_call(exempt: model.Check, other: model.Check) -> bool:
+    """Beside a required first call of another tool, calling the banned one makes a second call: not "exactly one"."""
+    return (
+        exempt.type == "tool_not_called"
+        and other.type == "tool_calls_count"
+        and getattr(other.params, "mode", None) == "exactly"
+        and getattr(other.params, "value", None) == 1
+    )
+
+
+JSON_TESTS = (
+    "json_nested_config",
+    "json_filter_by_age",
+    "json_order_total",
+    "json_sort_by_population",
+    "json_escaped_quotes",
+    "json_non_ascii_text",
+    "json_value_types",
+    "json_exact_keys",
+    "json_top_level_array",
+    "json_count_by_status",
+    "json_statistics",
+    "json_rows_from_text",
+    "json_number_facts",
+    "json_transpose_matrix",
+    "json_missing_as_null",
+)
+"""The json tests: each has a ``json_valid`` check first, beside JSON path checks."""
+
+IMPLIED: dict[tuple[str, str], Callable[[model.Check, model.Check], bool]] = {
+    **{(name, "checks[0]"): no_json for name in JSON_TESTS},
+    ("json_nested_config", "checks[3]"): same_path_value,
+    ("json_filter_by_age", "checks[2]"): same_path_value,
+    ("json_order_total", "checks[3]"): same_path_value,
+    ("json_top_level_array", "checks[1]"): same_path_value,
+    ("json_transpose_matrix", "checks[2]"): same_path_value,
+    ("json_count_by_status", "checks[4]"): inside_object,
+    ("distractor_file_tools", "checks[2]"): second_call,
+}
+"""The checks no answer can fail alone, and the rule naming the other checks every answer failing them also fails.
+
+Their wrong answer fails them and only checks the rule names. Each of these checks still scores on its own: an answer
+can pass it and fail the checks that imply it (valid JSON with wrong values, an array of the wrong numbers).
+"""
+
+
+@pytest.mark.parametrize("name", sorted(ANSWERS))
+def test_each_wrong_answer_fails_exactly_its_check(extended: Suite, name: str) -> None:
+    (test,) = (t for t in extended.tests if t.name == name)
+    located = checks(test)
+    for location in ANSWERS[name]["wrong"]:
+        failed = {where for where, ok in outcomes(test, wrong_conversation(test, location)) if not ok}
+        assert location in failed, f"{name}: the wrong answer for {location} passes it"
+        rule = IMPLIED.get((name, location))
+        others = failed - {location}
+        if rule is None:
+            assert others == set(), f"{name}: the wrong answer for {location} also fails {sorted(others)}"
+            continue
+        exempt = located[location][1]
+        unexplained = sorted(where for where in others if not rule(exempt, located[where][1]))
+        assert others, f"{name}: {location} fails alone; drop it from IMPLIED"
+        assert unexplained == [], f"{name}: the wrong answer for {location} also fails {unexplained}"
 
 
 # --- through the engine ----------------------------------------------------------------------------------------------
@@ -126,17 +218,27 @@ def run(suite: Suite, registry: Registry, answerer: Answerer, tmp_path: Path) ->
         return asyncio.run(run_benchmark(options, suite, registry, Quiet()))
 
 
-def scripted(suite: Suite, kind: str) -> Answerer:
-    """Answer every request with the scripted ``kind`` answers, finding the test by its first prompt."""
+def reference_steps(suite: Suite) -> Callable[[list[dict[str, Any]]], dict[str, Any]]:
+    """The reference answer to a conversation's next step, finding the test by the conversation's first prompt."""
     by_prompt = {t.steps[0].prompt: t.name for t in suite.tests}
+
+    def step(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        first = next(m["content"] for m in messages if m["role"] == "user")
+        answered = sum(1 for m in messages if m["role"] == "assistant")
+        reference: dict[str, Any] = ANSWERS[by_prompt[first]]["reference"][answered]
+        return reference
+
+    return step
+
+
+def scripted(suite: Suite) -> Answerer:
+    """Answer every request with the reference answers."""
+    next_step = reference_steps(suite)
 
     def answer(body: dict[str, Any], n: int) -> Reply:
         del n
-        messages = body["messages"]
-        first = next(m["content"] for m in messages if m["role"] == "user")
-        step = ANSWERS[by_prompt[first]][kind][sum(1 for m in messages if m["role"] == "assistant")]
-        calls = tuple((name, args) for name, args in step.get("calls", []))
-        return Reply(content=step.get("text"), tool_calls=calls)
+        step = next_step(body["messages"])
+        return Reply(content=step.get("text"), tool_calls=tuple((name, args) for name, args in step.get("calls", [])))
 
     return answer
 
@@ -169,7 +271,7 @@ def level(report: RunReport) -> results.LevelResult:
 
 
 def test_reference_answers_score_large_through_the_engine(extended: Suite, registry: Registry, tmp_path: Path) -> None:
-    result = level(run(extended, registry, scripted(extended, "reference"), tmp_path))
+    result = level(run(extended, registry, scripted(extended), tmp_path))
     assert dict(result.scores) == {"instruction": 1.0, "json": 1.0, "toolCalling": 1.0}
     assert result.tier == "large"
 
