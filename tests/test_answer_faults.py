@@ -144,3 +144,33 @@ def test_an_answer_cut_at_the_limit_is_counted_and_said(tmp_path: Path, suite: S
     assert profiles["smollm2@none"]["answerFaults"] == {"cutAtLimit": 2}
     details = [c.outcome.detail for t in report.sweeps[0].levels[0].tests for s in t.steps for c in s.checks]
     assert any(d.startswith("answer cut at the token limit") for d in details)
+
+
+def wrong_first_tool(body: dict[str, Any], n: int) -> Reply:
+    """Right answers, except that the first tool call of a test names the first tool offered instead."""
+    reply = perfect(body, n)
+    tools = body.get("tools") or []
+    if not reply.tool_calls or len(tools) < 2:
+        return reply
+    name, arguments = reply.tool_calls[0]
+    offered = [t["function"]["name"] for t in tools]
+    other = next(o for o in offered if o != name)
+    return Reply.tool_call(other, arguments)
+
+
+def test_a_wrong_tool_is_said_once_in_the_detail(tmp_path: Path, suite: Suite, registry: Registry) -> None:
+    with LlamaCppImitation(wrong_first_tool, rate=5000.0, tokens=10) as server:
+        report, _, _ = measure(server, tmp_path / "p.json", suite, registry, 1)
+
+    details = [
+        c.outcome.detail
+        for level in report.sweeps[0].levels
+        for t in level.tests
+        for s in t.steps
+        for c in s.checks
+        if c.type == "tool_called" and c.outcome.status == "failed"
+    ]
+    assert details
+    for detail in details:
+        assert detail.startswith("wrong tool: called "), detail
+        assert detail.count("called ") == 1, detail

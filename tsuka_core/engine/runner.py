@@ -62,9 +62,12 @@ def _wanted_tool(check: Check) -> str | None:
 
 
 def _led_by(result: CheckResult, why: str) -> CheckResult:
+    """A failed check's detail led by the answer's fault, said once when one already holds the other."""
     if result.outcome.status != "failed":
         return result
-    return CheckResult(result.location, result.type, result.weight, Outcome.fail(f"{why}; {result.outcome.detail}"))
+    detail = result.outcome.detail
+    text = why if detail in why else detail if why in detail else f"{why}; {detail}"
+    return CheckResult(result.location, result.type, result.weight, Outcome.fail(text))
 
 
 def _errored(test: Test, results: list[StepResult], index: int, request: ChatRequest, cause: str) -> TestResult:
