@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from tsuka_core.judge.scoring import category_score, mean_score, round_half_up, tier_for
@@ -29,6 +29,7 @@ __all__ = [
     "Sample",
     "bootstrap",
     "level_confidence",
+    "with_confidence",
 ]
 
 RESAMPLES = 1000
@@ -114,21 +115,17 @@ def bootstrap(samples: Sequence[Sample], tier: Tier, resamples: int = RESAMPLES,
     return Confidence(intervals, round_half_up(same / resamples) if resamples else 0.0)
 
 
-_RECENT: dict[int, tuple[LevelResult, Confidence]] = {}
-_RECENT_SIZE = 64
-
-
 def level_confidence(level: LevelResult) -> Confidence:
-    """The bootstrap of a level's tests (every run of each), for its measured tier.
+    """The bootstrap of a level's tests (every run of each), for its measured tier: the one the level carries, if any.
 
-    The profile and the summary both ask for it; the last levels' results are kept, so each is computed once.
+    The sweep sets it once on each level it hands over, so the profile and the summary share it.
     """
-    kept = _RECENT.get(id(level))
-    if kept is not None and kept[0] is level:
-        return kept[1]
+    if level.confidence is not None:
+        return level.confidence
     samples = [Sample(t.test.category, t.test.weight, tuple(t.scores)) for t in level.per_test]
-    found = bootstrap(samples, level.tier)
-    if len(_RECENT) >= _RECENT_SIZE:
-        _RECENT.pop(next(iter(_RECENT)))
-    _RECENT[id(level)] = (level, found)
-    return found
+    return bootstrap(samples, level.tier)
+
+
+def with_confidence(levels: Sequence[LevelResult]) -> list[LevelResult]:
+    """``levels``, each complete one carrying its :func:`level_confidence` (only those have a profile to show it)."""
+    return [replace(level, confidence=level_confidence(level)) if level.complete else level for level in levels]

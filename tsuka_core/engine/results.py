@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from tsuka_core.backends.base import ChatResponse
+from tsuka_core.engine.confidence import Confidence
 from tsuka_core.judge.outcome import Outcome
 from tsuka_core.judge.scoring import mean_score, score_spread
 from tsuka_core.suite.model import Test
@@ -169,6 +170,8 @@ class LevelResult:
     """How many times each test was run (``--repeats``)."""
     measured: Mapping[str, Any] = field(default_factory=dict)
     """This engine's own profile fields beyond the reference's (``speedSource``, ``server``...), in profile form."""
+    confidence: Confidence | None = None
+    """The bootstrap of the level's tests, set once by the sweep; None: not computed yet (see ``level_confidence``)."""
 
     @property
     def per_test(self) -> list[RepeatedTest]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from tsuka_core.backends.base import Backend, EffortRejected, ServerFacts
+from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.gate import FirstAlone, ModelRefused
 from tsuka_core.engine.measured import effort_effective, measured_fields
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
@@ -213,7 +214,8 @@ class _Sweeper:
         return [task.result() for task in tasks]
 
     async def _keep(self, swept: ModelSweep, levels: list[LevelResult]) -> None:
-        swept.levels = levels
+        # Each level's confidence is computed here, once, off the loop: the profile and the summary read it.
+        swept.levels = await asyncio.to_thread(with_confidence, levels) if levels else levels
         await self.on_model(swept)
 
     async def _once(self, swept: ModelSweep, note: str) -> ModelSweep:

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import httpx
 
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse
+from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.results import LevelResult, TestResult
 from tsuka_core.engine.runner import run_test
 from tsuka_core.engine.sweep import level_result
@@ -163,7 +164,7 @@ def rescore_run(history: Path, ref: str | int, suite: Suite, store_path: Path, *
     store = ProfileStore(store_path)
     store.read()
     run = load_run(history, ref)
-    result = RescoreResult(run, suite, asyncio.run(_rescore_levels(run, suite)))
+    result = RescoreResult(run, suite, with_confidence(asyncio.run(_rescore_levels(run, suite))))
     for level in result.levels:
         missing = _needing_live_run(level)
         if missing:
