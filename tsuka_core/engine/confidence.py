@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import random
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
 
+from tsuka_core.engine.results import BORDERLINE, Confidence, LevelResult
 from tsuka_core.judge.scoring import category_score, mean_score, round_half_up, tier_for
 from tsuka_core.terms import CATEGORIES, Category, Tier
-
-if TYPE_CHECKING:
-    from tsuka_core.engine.results import LevelResult
 
 __all__ = [
     "BORDERLINE",
@@ -38,9 +35,6 @@ RESAMPLES = 1000
 SEED = 20250101
 """The fixed seed, so the same results always give the same intervals."""
 
-BORDERLINE = 0.8
-"""A tier whose confidence is under this is borderline."""
-
 
 @dataclass(frozen=True)
 class Sample:
@@ -49,26 +43,6 @@ class Sample:
     category: Category
     weight: float
     runs: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class Confidence:
-    """A 95% interval per category score, and the share of resamples that give the measured tier."""
-
-    intervals: Mapping[Category, tuple[float, float]]
-    tier_confidence: float
-
-    @property
-    def borderline(self) -> bool:
-        """Whether the tier is too uncertain to rely on (confidence under :data:`BORDERLINE`)."""
-        return self.tier_confidence < BORDERLINE
-
-    def as_profile(self) -> dict[str, Any]:
-        """The profile fields: ``intervals`` (``[lo, hi]`` per category) and ``tierConfidence``."""
-        return {
-            "intervals": {c: list(self.intervals[c]) for c in CATEGORIES},
-            "tierConfidence": self.tier_confidence,
-        }
 
 
 def _resample_score(rng: random.Random, tests: Sequence[Sample], points: Sequence[float]) -> float:

@@ -7,15 +7,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
 from tsuka_core.backends.base import ChatResponse
-from tsuka_core.engine.confidence import Confidence
 from tsuka_core.judge.outcome import Outcome
 from tsuka_core.judge.scoring import mean_score, score_spread
 from tsuka_core.suite.model import Test
-from tsuka_core.terms import Category, Effort, Tier
+from tsuka_core.terms import CATEGORIES, Category, Effort, Tier
 
 __all__ = [
+    "BORDERLINE",
     "UNMEASURED",
     "CheckResult",
+    "Confidence",
     "LevelResult",
     "RepeatedTest",
     "Run",
@@ -31,6 +32,9 @@ TestStatus = Literal["ok", "error"]
 
 UNMEASURED = "unmeasured"
 """What stands in for the tier of a level where no test was measured."""
+
+BORDERLINE = 0.8
+"""A tier whose confidence is under this is borderline."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +146,29 @@ class RepeatedTest(RunScores):
 def group_runs(tests: Sequence[TestResult]) -> list[RepeatedTest]:
     """``tests`` grouped by test, in the order each test first appears, runs in repeat order."""
     return [RepeatedTest(runs[0].test, runs) for runs in runs_by(tests, lambda r: id(r.test))]
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """A 95% interval per category score, and the share of resamples that give the measured tier.
+
+    Computed by ``engine.confidence``'s bootstrap.
+    """
+
+    intervals: Mapping[Category, tuple[float, float]]
+    tier_confidence: float
+
+    @property
+    def borderline(self) -> bool:
+        """Whether the tier is too uncertain to rely on (confidence under :data:`BORDERLINE`)."""
+        return self.tier_confidence < BORDERLINE
+
+    def as_profile(self) -> dict[str, Any]:
+        """The profile fields: ``intervals`` (``[lo, hi]`` per category) and ``tierConfidence``."""
+        return {
+            "intervals": {c: list(self.intervals[c]) for c in CATEGORIES},
+            "tierConfidence": self.tier_confidence,
+        }
 
 
 @dataclass(frozen=True)
