@@ -144,7 +144,7 @@ async def _rescore_levels(run: StoredRun, suite: Suite) -> list[LevelResult]:
         raise httpx.ConnectError(f"a rescore never sends requests (it tried {request.url})")
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(refuse)) as client:
-        return [await _rescore_level(run, level, suite, client) for level in run.levels]
+        return with_confidence([await _rescore_level(run, level, suite, client) for level in run.levels])
 
 
 def _tested_at(run: StoredRun) -> datetime:
@@ -164,7 +164,7 @@ def rescore_run(history: Path, ref: str | int, suite: Suite, store_path: Path, *
     store = ProfileStore(store_path)
     store.read()
     run = load_run(history, ref)
-    result = RescoreResult(run, suite, with_confidence(asyncio.run(_rescore_levels(run, suite))))
+    result = RescoreResult(run, suite, asyncio.run(_rescore_levels(run, suite)))
     for level in result.levels:
         missing = _needing_live_run(level)
         if missing:
