@@ -8,7 +8,10 @@ prints ``listening on PORT`` once ready and serves until SIGTERM or SIGINT.
   (0 without the prefix). The answer is canned, chosen by the marker
   ``<<bench:KIND>>`` found in the request body (see :data:`REPLIES`); no JSON
   is parsed, so serving costs next to nothing.
-- ``GET [/<ms>ms]/v1/models`` lists the models.
+- ``GET [/<ms>ms]/v1/models`` lists the models, after ``<ms>`` milliseconds too.
+- ``GET [/<ms>ms]/props`` answers ``{}`` after ``<ms>`` milliseconds: the
+  round trip a client makes to a llama.cpp server's ``/props``, with no facts
+  in it (so nothing stored changes).
 - ``GET /_stats`` returns ``{"chat": n, "max_in_flight": m}`` since the last
   ``POST /_reset``: how many chat requests were answered and the most that
   were held at once (which shows the client's real concurrency).
@@ -44,7 +47,7 @@ to be woken); answering after that would count the server's lateness as the
 client's overhead. Waking 1 ms early and spinning the remainder costs at most
 1 ms of CPU per wake-up and keeps the answer within a few microseconds of due.
 """
-_ROUTE = re.compile(rb"^(?:/(\d{1,6})ms)?/v1/(chat/completions|models)/?$")
+_ROUTE = re.compile(rb"^(?:/(\d{1,6})ms)?(?:/v1/(chat/completions|models)|/(props))/?$")
 
 SENTENCE = "Every morning the old fisherman walks slowly beside the river."
 LIST = "iron\ncopper\nsilver"
@@ -185,7 +188,9 @@ class _Connection(asyncio.Protocol):
             self._finish(_response(404, _error(404, f"no route {path.decode(errors='replace')}"), close=close), close)
             return
         delay = int(route.group(1) or b"0") / 1000.0
-        if route.group(2) == b"models":
+        if route.group(3) == b"props":
+            reply = _response(200, b"{}", close=close)
+        elif route.group(2) == b"models":
             reply = _response(200, self.models, close=close)
         elif method != b"POST":
             reply = _response(405, _error(405, "POST a chat completion"), close=close)

@@ -12,6 +12,7 @@ Usage (needs only tsuka's own dependencies)::
     python bench/perf.py --quick     # one run per row, no N=2000 row at 200 ms
     python bench/perf.py --sweep     # the four-level sweep of several models
     python bench/perf.py --json out.json
+    python bench/perf.py --tree /tmp/old --tree .   # two source trees, row by row
 
 For every concurrency C and latency L it prints the median wall time of the
 repeats, the ideal time ``ceil(requests / C) * L`` (a run can never be faster),
@@ -20,6 +21,11 @@ the overhead ``wall - ideal`` (process start-up included), the ratio
 process, and the most requests the server saw in flight at once. Start-up is
 measured apart, and the targets are checked at the end. The line formats are
 stable so that runs can be compared with ``diff``.
+
+With ``--tree`` given twice or more, every row is measured for each source
+tree in turn (its folder first on ``PYTHONPATH``), the runs of a row
+interleaved so that a change in the machine's load falls on every tree alike;
+each line ends with the tree's name and the overheads are compared at the end.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +82,8 @@ class Row:
     concurrency: int
     samples: list[Sample] = field(default_factory=list)
     max_in_flight: int = 0
+    tree: str = ""
+    """The name of the source tree measured (empty when only one is)."""
     failure: str = ""
     """Why the row could not be measured (empty when it was)."""
 
@@ -141,6 +149,8 @@ class Bench:
     capacities: list[Capacity] = field(default_factory=list)
     pools: list[PoolResult] = field(default_factory=list)
     suites: dict[int, Path] = field(default_factory=dict)
+    trees: dict[str, dict[str, str]] = field(default_factory=dict)
+    """The child environment of each source tree, by name (one unnamed entry without ``--tree``)."""
 
     def suite(self, n: int) -> Path:
         """The generated suite of ``n`` tests (written once)."""
@@ -163,6 +173,21 @@ def child_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in drop and k != "TSUKA_LOAD_PLUGINS"}
     env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
     return env
+
+
+def tree_envs(env: dict[str, str], trees: Sequence[Path] | None) -> dict[str, dict[str, str]]:
+    """The child environment per source tree, by the tree's folder name (its path when names clash)."""
+    if not trees:
+        return {"": env}
+    names = [t.resolve().name for t in trees]
+    found: dict[str, dict[str, str]] = {}
+    for tree, name in zip(trees, names, strict=True):
+        if not (tree / "tsuka_core").is_dir():
+            raise SystemExit(f"perf: {tree} has no tsuka_core folder; --tree takes a source tree of tsuka")
+        label = name if names.count(name) == 1 else str(tree.resolve())
+        path = os.pathsep.join(p for p in (str(tree.resolve()), env.get("PYTHONPATH")) if p)
+        found[label] = dict(env, PYTHONPATH=path)
+    return found
 
 
 def find_tsuka(given: str | None) -> str:
@@ -205,7 +230,7 @@ def measure_run(bench: Bench, server: LoopbackProcess, row: Row) -> None:
     server_stats(server.port, reset=True)
     timeout = 120.0 + 3 * row.ideal
     out, err = bench.tmp / "run.out", bench.tmp / "run.err"
-    sample = run_process(argv, env=bench.env, cwd=bench.tmp, stdout=out, stderr=err, timeout=timeout)
+    sample = run_process(argv, env=bench.trees[row.tree], cwd=bench.tmp, stdout=out, stderr=err, timeout=timeout)
     stats = server_stats(server.port)
     if sample.returncode != 0 or stats["chat"] != row.requests:
         tail = err.read_text(errors="replace").strip().splitlines()[-1:]
@@ -221,35 +246,47 @@ class RunFailedError(Exception):
 
 
 def measure_rows(bench: Bench, server: LoopbackProcess, rows: Sequence[Row], repeats: int) -> None:
-    """Measure each row ``repeats`` times (fewer past ``--row-seconds`` of ideal time), printing each as it ends."""
-    for row in rows:
-        times = max(1, min(repeats, int(bench.args.row_seconds // row.ideal))) if row.ideal > 0 else repeats
-        try:
-            for _ in range(times):
-                measure_run(bench, server, row)
-        except RunFailedError as failure:
-            row.failure = str(failure)
-        bench.rows.append(row)
-        print(format_row(row), flush=True)
+    """Measure each row ``repeats`` times (fewer past ``--row-seconds`` of ideal time), printing each as it ends.
+
+    A row is measured for every tree, a run of each in turn.
+    """
+    for template in rows:
+        group = [replace(template, tree=tree, samples=[]) for tree in bench.trees]
+        times = max(1, min(repeats, int(bench.args.row_seconds // template.ideal))) if template.ideal > 0 else repeats
+        for _ in range(times):
+            for row in group:
+                if row.failure:
+                    continue
+                try:
+                    measure_run(bench, server, row)
+                except RunFailedError as failure:
+                    row.failure = str(failure)
+        for row in group:
+            bench.rows.append(row)
+            print(format_row(row), flush=True)
 
 
 def measure_startups(bench: Bench, server: LoopbackProcess, repeats: int) -> None:
-    """Time commands that do no benchmarking: bare Python, ``--help``, ``validate``, a one-test run."""
+    """Time commands that do no benchmarking: bare Python, ``--help``, ``validate``, a one-test run (per tree)."""
     many = fake_distributions(bench.tmp / "dists", count=300, plugins=20)
-    crowded = dict(bench.env, PYTHONPATH=os.pathsep.join(p for p in (str(many), bench.env.get("PYTHONPATH")) if p))
     one = [bench.tsuka, "run", RUN_MODEL, "-e", "none", "--base-url", server.base_url(0), "-j", "1"]
-    commands: list[tuple[str, list[str], dict[str, str]]] = [
-        ("python -c pass", [sys.executable, "-c", "pass"], bench.env),
-        ("tsuka --help", [bench.tsuka, "--help"], bench.env),
-        ("tsuka validate", [bench.tsuka, "validate"], bench.env),
-        ("tsuka validate, +300 dists +20 plugins", [bench.tsuka, "validate"], crowded),
-        (f"tsuka validate SUITE({bench.args.n})", [bench.tsuka, "validate", str(bench.suite(bench.args.n))], bench.env),
-        (
-            "tsuka run, 1 test at 0 ms",
-            [*one, "--suite", str(bench.suite(1)), "--profiles", str(bench.tmp / "one.json")],
-            bench.env,
-        ),
-    ]
+    n = bench.args.n
+    bare = [sys.executable, "-c", "pass"]
+    commands: list[tuple[str, list[str], dict[str, str]]] = [("python -c pass", bare, bench.env)]
+    for tree, env in bench.trees.items():
+        crowded = dict(env, PYTHONPATH=os.pathsep.join(p for p in (str(many), env.get("PYTHONPATH")) if p))
+        suffix = f" [{tree}]" if tree else ""
+        commands += [
+            (f"tsuka --help{suffix}", [bench.tsuka, "--help"], env),
+            (f"tsuka validate{suffix}", [bench.tsuka, "validate"], env),
+            (f"tsuka validate, +300 dists +20 plugins{suffix}", [bench.tsuka, "validate"], crowded),
+            (f"tsuka validate SUITE({n}){suffix}", [bench.tsuka, "validate", str(bench.suite(n))], env),
+            (
+                f"tsuka run, 1 test at 0 ms{suffix}",
+                [*one, "--suite", str(bench.suite(1)), "--profiles", str(bench.tmp / "one.json")],
+                env,
+            ),
+        ]
     for label, argv, env in commands:
         entry = Startup(label)
         for _ in range(repeats):
@@ -331,8 +368,25 @@ def format_row(row: Row) -> str:
     return (
         f"{row.mode:<6}{row.n:>6}{row.requests:>7}{row.latency_ms:>7}{row.concurrency:>5}{row.wall:>9.3f}"
         f"{row.ideal:>9.3f}{row.overhead:>8.3f}{ratio}{row.per_second:>8.0f}{row.cpu:>8.3f}{row.rss:>8.1f}"
-        f"{row.max_in_flight:>9}{len(row.samples):>5}"
+        f"{row.max_in_flight:>9}{len(row.samples):>5}{f'  {row.tree}' if row.tree else ''}"
     )
+
+
+def format_comparison(bench: Bench) -> list[str]:
+    """Per configuration, the overhead of each tree side by side (empty with one tree)."""
+    if len(bench.trees) < 2:
+        return []
+    names = list(bench.trees)
+    lines = [f"{'mode':<6}{'N':>6}{'lat_ms':>7}{'C':>5}" + "".join(f"  over_s {name}" for name in names)]
+    configs = dict.fromkeys((r.mode, r.n, r.latency_ms, r.concurrency) for r in bench.rows)
+    for mode, n, latency, concurrency in configs:
+        cells = []
+        for name in names:
+            row = find_tree_row(bench, mode, n, latency, concurrency, name)
+            width = len(f"  over_s {name}")
+            cells.append(f"{row.overhead:>{width}.3f}" if row is not None else f"{'FAILED':>{width}}")
+        lines.append(f"{mode:<6}{n:>6}{latency:>7}{concurrency:>5}" + "".join(cells))
+    return lines
 
 
 def format_startup(entry: Startup) -> str:
@@ -381,13 +435,13 @@ def load_average() -> str:
 # --- targets --------------------------------------------------------------------------------------------------------
 
 
-def find_row(bench: Bench, mode: str, n: int, latency: int, concurrency: int) -> Row | None:
-    """The measured row with these parameters, if any."""
+def find_tree_row(bench: Bench, mode: str, n: int, latency: int, concurrency: int, tree: str = "") -> Row | None:
+    """The measured row with these parameters (of this tree), if any."""
     return next(
         (
             r
             for r in bench.rows
-            if (r.mode, r.n, r.latency_ms, r.concurrency) == (mode, n, latency, concurrency)
+            if (r.mode, r.n, r.latency_ms, r.concurrency, r.tree) == (mode, n, latency, concurrency, tree)
             and r.samples
             and not r.failure
         ),
@@ -396,15 +450,24 @@ def find_row(bench: Bench, mode: str, n: int, latency: int, concurrency: int) ->
 
 
 def targets(bench: Bench) -> list[tuple[bool, str]]:
-    """Each target of the run mode with its measured value: (met, line)."""
+    """Each target of the run mode with its measured value, for every tree: (met, line)."""
+    found = [(tree, ok, text) for tree in bench.trees for ok, text in tree_targets(bench, tree)]
+    return [(ok, f"{text} [{tree}]" if tree else text) for tree, ok, text in found]
+
+
+def tree_targets(bench: Bench, tree: str) -> list[tuple[bool, str]]:
+    """Each target of the run mode with its measured value for one tree: (met, line)."""
     n, scale = bench.args.n, bench.args.scale_n
     found: list[tuple[bool, str]] = []
 
     def add(ok: bool, text: str) -> None:
         found.append((ok, text))
 
+    def find_row(mode: str, n: int, latency: int, concurrency: int) -> Row | None:
+        return find_tree_row(bench, mode, n, latency, concurrency, tree)
+
     for c in bench.args.concurrency if 200 in bench.args.latency else ():
-        row = find_row(bench, "run", n, 200, c)
+        row = find_row("run", n, 200, c)
         if row is None:
             add(False, f"overhead <= 1.0 s, N={n}, 200 ms, C={c}: not measured")
             continue
@@ -412,20 +475,20 @@ def targets(bench: Bench) -> list[tuple[bool, str]]:
         limit = {1: 1.02, 64: 1.6}.get(c)
         if limit is not None and row.ratio is not None:
             add(row.ratio <= limit, f"ratio <= {limit}, N={n}, 200 ms, C={c}: {row.ratio:.3f}")
-    rss = [r.rss for r in bench.rows if r.mode == "run" and r.n == n and r.samples and not r.failure]
+    rss = [r.rss for r in bench.rows if r.mode == "run" and r.n == n and r.tree == tree and r.samples and not r.failure]
     if rss:
         add(max(rss) <= 100, f"peak RSS <= 100 MB, N={n}, every row: {max(rss):.1f} MB")
     for entry in bench.startups:
-        if entry.label == "tsuka --help":
+        if entry.label == f"tsuka --help{f' [{tree}]' if tree else ''}":
             add(entry.wall <= 0.15, f"start-up <= 0.15 s, {entry.label}: {entry.wall:.3f} s")
-    small, large = find_row(bench, "run", n, 0, 16), find_row(bench, "run", scale, 0, 16)
+    small, large = find_row("run", n, 0, 16), find_row("run", scale, 0, 16)
     if small is not None:
         add(small.per_second >= 400, f">= 400 req/s at 0 ms, C=16, whole process, N={n}: {small.per_second:.0f}")
     if small is not None and large is not None:
         steady = (large.requests - small.requests) / max(large.wall - small.wall, 1e-9)
         add(steady >= 400, f">= 400 req/s at 0 ms, C=16, pipeline (N={scale} minus N={n}): {steady:.0f}")
     for latency, c in ((0, 16), (200, 64)):
-        small, large = find_row(bench, "run", n, latency, c), find_row(bench, "run", scale, latency, c)
+        small, large = find_row("run", n, latency, c), find_row("run", scale, latency, c)
         if small is None or large is None:
             continue
         factor = scale / n
@@ -452,7 +515,14 @@ def report_json(bench: Bench, started: float) -> dict[str, Any]:
             {"label": s.label, "wall": s.wall, "samples": [asdict(x) for x in s.samples]} for s in bench.startups
         ],
         "rows": [
-            {"mode": r.mode, "n": r.n, "latency_ms": r.latency_ms, "concurrency": r.concurrency, "failure": r.failure}
+            {
+                "mode": r.mode,
+                "n": r.n,
+                "latency_ms": r.latency_ms,
+                "concurrency": r.concurrency,
+                "tree": r.tree,
+                "failure": r.failure,
+            }
             if r.failure or not r.samples
             else {
                 "mode": r.mode,
@@ -460,6 +530,7 @@ def report_json(bench: Bench, started: float) -> dict[str, Any]:
                 "requests": r.requests,
                 "latency_ms": r.latency_ms,
                 "concurrency": r.concurrency,
+                "tree": r.tree,
                 "wall": r.wall,
                 "ideal": r.ideal,
                 "overhead": r.overhead,
@@ -500,6 +571,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up table")
     parser.add_argument("--no-pool", action="store_true", help="skip the HTTP client table")
     parser.add_argument("--tsuka", help="the tsuka command to measure (default: beside this Python)")
+    parser.add_argument(
+        "--tree",
+        type=Path,
+        action="append",
+        help="measure tsuka from this source tree (put first on PYTHONPATH); repeat to compare trees row by row",
+    )
     parser.add_argument("--json", type=Path, help="also write every sample to this file")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (suites, outputs)")
     args = parser.parse_args(argv)
@@ -523,9 +600,10 @@ def plan(args: argparse.Namespace) -> list[Row]:
 
 
 def warm_up(bench: Bench, server: LoopbackProcess) -> None:
-    """Fill the bytecode cache and the file cache: one validate and one small run, not measured."""
-    for argv in ([bench.tsuka, "validate", str(bench.suite(6))], run_argv(bench, server, "run", 6, 0, 4)):
-        sample = run_process(argv, env=bench.env, cwd=bench.tmp, stderr=bench.tmp / "warm.err", timeout=120.0)
+    """Fill the bytecode cache and the file cache of every tree: one validate and one small run, not measured."""
+    runs = ([bench.tsuka, "validate", str(bench.suite(6))], run_argv(bench, server, "run", 6, 0, 4))
+    for env, argv in ((env, argv) for env in bench.trees.values() for argv in runs):
+        sample = run_process(argv, env=env, cwd=bench.tmp, stderr=bench.tmp / "warm.err", timeout=120.0)
         if sample.returncode != 0:
             tail = (bench.tmp / "warm.err").read_text(errors="replace").strip().splitlines()[-3:]
             raise SystemExit(f"perf: {' '.join(argv)} exited {sample.returncode}:\n" + "\n".join(tail))
@@ -537,7 +615,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the server and clean up on SIGTERM too
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="tsuka-perf-"))
-    bench = Bench(args, tmp, find_tsuka(args.tsuka), child_env(tmp))
+    env = child_env(tmp)
+    bench = Bench(args, tmp, find_tsuka(args.tsuka), env, trees=tree_envs(env, args.tree))
     models = SWEEP_MODELS if args.sweep else (RUN_MODEL,)
     print(f"tsuka perf, format {FORMAT_VERSION}: {'sweep' if args.sweep else 'run'} mode, N={args.n}")
     print(f"machine: {machine()}")
@@ -559,6 +638,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"kept {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+    compared = format_comparison(bench)
+    if compared:
+        print("overhead by tree:")
+        print("\n".join(compared))
     found = targets(bench)
     if found:
         print("targets:")

@@ -172,7 +172,7 @@ def test_named_models_are_measured_alone_once_the_list_shows_them(tmp_path: Path
 
     assert result.exit_code == 0, result.stderr
     assert list(stored(store)["profiles"]) == ["beta@medium"]
-    assert [r.path for r in server.requests if r.method == "GET"] == ["/v1/models", "/props"]
+    assert sorted(r.path for r in server.requests if r.method == "GET") == ["/props", "/v1/models"]
     assert {body["model"] for body in server.bodies} == {"beta"}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +23,22 @@ def invoke(*args: str | os.PathLike[str]) -> Result:
     return CliRunner(env=CLEAN_ENV).invoke(cli, [str(a) for a in args], catch_exceptions=False, prog_name="tsuka")
 
 
-@pytest.mark.parametrize(("status", "said"), [(401, "check the API key"), (403, "access"), (404, "base URL")])
-def test_a_refusing_answer_stops_each_model_after_one_request(status: int, said: str, tmp_path: Path) -> None:
+def refuse_with(status: int) -> Callable[[dict[str, Any], int], Reply]:
+    """A chat handler refusing every request with ``status``."""
+
     def refuse(body: dict[str, Any], n: int) -> Reply:
         return Reply.error(status, "invalid api key" if status < 404 else "model not found")
 
+    return refuse
+
+
+@pytest.mark.parametrize(("status", "said"), [(401, "check the API key"), (403, "access"), (404, "base URL")])
+def test_a_refusing_answer_stops_each_model_after_one_request(status: int, said: str, tmp_path: Path) -> None:
+    """A server with no model list to vouch for the names: each model's first request goes alone."""
     store = tmp_path / "p.json"
-    with LoopbackServer(refuse, models=["alpha", "beta"]) as server:
-        result = invoke("run", "all", "--base-url", server.base_url, "--profiles", store, "-j", "4", "--retries", "0")
+    with LoopbackServer(refuse_with(status), models=[]) as server:
+        argv = ["alpha", "beta", "--base-url", server.base_url, "--profiles", store, "-j", "4", "--retries", "0"]
+        result = invoke("run", *argv)
 
     assert result.exit_code == 1
     assert Counter(body["model"] for body in server.bodies) == {"alpha": 1, "beta": 1}
@@ -37,6 +46,23 @@ def test_a_refusing_answer_stops_each_model_after_one_request(status: int, said:
     assert said_all.count(f"HTTP {status}") == 2, said_all  # one line per model
     assert "alpha: stopped after the first answer, no further request sent" in said_all
     assert said in said_all
+    assert not store.exists()
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_a_listed_model_that_is_refused_is_stopped_within_one_round_of_requests(status: int, tmp_path: Path) -> None:
+    """A model the server lists starts at full concurrency; a refusal still stops it, each model said once."""
+    store = tmp_path / "p.json"
+    with LoopbackServer(refuse_with(status), models=["alpha", "beta"]) as server:
+        result = invoke("run", "all", "--base-url", server.base_url, "--profiles", store, "-j", "4", "--retries", "0")
+
+    assert result.exit_code == 1
+    sent = Counter(body["model"] if isinstance(body, dict) else "cut" for body in server.bodies)
+    assert {"alpha", "beta"} <= set(sent), sent  # "cut": a request cancelled while its body was on its way
+    assert max(sent.values()) <= 4, sent  # per model: those in flight when its first refusal came back, at most
+    said_all = " ".join((result.output + result.stderr).split())
+    assert said_all.count(f"HTTP {status}") == 2, said_all
+    assert "beta: stopped after the first answer, no further request sent" in said_all
     assert not store.exists()
 
 

@@ -13,10 +13,9 @@ from typing import Any
 import httpx
 
 from tsuka_core.backends.base import Backend, BackendConfig
-from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, check_listed, concurrency_for
-from tsuka_core.engine.serverprep import server_facts as ask_server_facts
+from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare
 from tsuka_core.engine.sweep import ModelSweep, SweepObserver, sweep_models
-from tsuka_core.errors import BackendError, RequestError, UsageError
+from tsuka_core.errors import UsageError
 from tsuka_core.plugins.registry import Registry
 from tsuka_core.storage.cache import cache_stats, served_from_cache, with_cache
 from tsuka_core.storage.recorder import RunInfo, RunRecorder, safe_options
@@ -136,22 +135,6 @@ def make_backend(registry: Registry, name: str, config: BackendConfig, client: h
     return cls(config, client)
 
 
-async def _resolve_models(backend: Backend, models: Sequence[str]) -> list[str]:
-    wanted = [m for m in models if m != "all"]
-    if wanted and len(wanted) == len(models):
-        if backend.lists_every_model:
-            try:
-                listed = await backend.list_models()
-            except RequestError:
-                listed = []  # a server without a model list: the first request tells
-            check_listed(backend, wanted, listed)
-        return list(dict.fromkeys(wanted))
-    found = await backend.list_models()
-    if not found:
-        raise BackendError(f"backend {backend.name!r} at {backend.provider} lists no models")
-    return list(dict.fromkeys([*found, *wanted]))
-
-
 async def run_benchmark(
     options: RunOptions,
     suite: Suite,
@@ -186,8 +169,8 @@ async def run_benchmark(
             backend = with_cache(backend, options.cache_path)
         report = RunReport(backend.name, backend.provider, suite)
         try:
-            models = await _resolve_models(backend, options.models)
-            facts = await ask_server_facts(asked, models, observer)
+            prepared = await prepare(backend, asked, options.models, observer)
+            models, facts = prepared.models, prepared.facts
             concurrency, said = concurrency_for(options.concurrency, facts)
             if said:
                 observer.note(said)
@@ -224,6 +207,7 @@ async def run_benchmark(
                     observer=observer,
                     on_model=keep,
                     facts=facts,
+                    listed=prepared.listed,
                 ),
             )
         except asyncio.CancelledError:

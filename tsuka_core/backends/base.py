@@ -239,6 +239,14 @@ class Backend:
         """Every model this backend can reach, for ``tsuka run all`` and ``tsuka models``."""
         raise NotImplementedError
 
+    def takes_unlisted(self, model: str) -> bool:
+        """True when ``model`` reaches a model that :meth:`list_models` need not name (a file path, say); default False.
+
+        Such a name is not checked against the list before a run.
+        """
+        del model
+        return False
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Send one request and return the normalised answer.
 

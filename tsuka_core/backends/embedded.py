@@ -141,6 +141,7 @@ class EmbeddedBackend(Backend):
 
     name: ClassVar[str] = "embedded"
     env_vars: ClassVar[tuple[str, ...]] = (MODELS_DIR_ENV,)
+    lists_every_model: ClassVar[bool] = True
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         super().__init__(config, client)
@@ -181,14 +182,18 @@ class EmbeddedBackend(Backend):
         """The names of every model found (the bundled one first)."""
         return list(self.models())
 
+    def takes_unlisted(self, model: str) -> bool:
+        """True when ``model`` is the path of a ``.gguf`` file, which runs whether listed or not."""
+        path = Path(model).expanduser()
+        return path.suffix.lower() == ".gguf" and path.is_file()
+
     def model_file(self, model: str) -> Path:
         """The GGUF file of a model name (or of a ``.gguf`` path given as the name)."""
         found = find_models(self.config.model_path, os.environ.get(MODELS_DIR_ENV) or None)
         if model in found:
             return found[model]
-        path = Path(model).expanduser()
-        if path.suffix.lower() == ".gguf" and path.is_file():
-            return path
+        if self.takes_unlisted(model):
+            return Path(model).expanduser()
         known = ", ".join(found) or f"none ({INSTALL_MODEL})"
         raise BackendError(f"backend 'embedded' has no model {model!r}; available: {known}")
 

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import random
 import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
+from tsuka_core.engine.results import BORDERLINE, Confidence, LevelResult
 from tsuka_core.judge.scoring import category_score, mean_score, round_half_up, tier_for
 from tsuka_core.terms import CATEGORIES, Category, Tier
-
-if TYPE_CHECKING:
-    from tsuka_core.engine.results import LevelResult
 
 __all__ = [
     "BORDERLINE",
@@ -29,6 +26,7 @@ __all__ = [
     "Sample",
     "bootstrap",
     "level_confidence",
+    "with_confidence",
 ]
 
 RESAMPLES = 1000
@@ -36,9 +34,6 @@ RESAMPLES = 1000
 
 SEED = 20250101
 """The fixed seed, so the same results always give the same intervals."""
-
-BORDERLINE = 0.8
-"""A tier whose confidence is under this is borderline."""
 
 
 @dataclass(frozen=True)
@@ -48,26 +43,6 @@ class Sample:
     category: Category
     weight: float
     runs: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class Confidence:
-    """A 95% interval per category score, and the share of resamples that give the measured tier."""
-
-    intervals: Mapping[Category, tuple[float, float]]
-    tier_confidence: float
-
-    @property
-    def borderline(self) -> bool:
-        """Whether the tier is too uncertain to rely on (confidence under :data:`BORDERLINE`)."""
-        return self.tier_confidence < BORDERLINE
-
-    def as_profile(self) -> dict[str, Any]:
-        """The profile fields: ``intervals`` (``[lo, hi]`` per category) and ``tierConfidence``."""
-        return {
-            "intervals": {c: list(self.intervals[c]) for c in CATEGORIES},
-            "tierConfidence": self.tier_confidence,
-        }
 
 
 def _resample_score(rng: random.Random, tests: Sequence[Sample], points: Sequence[float]) -> float:
@@ -114,21 +89,17 @@ def bootstrap(samples: Sequence[Sample], tier: Tier, resamples: int = RESAMPLES,
     return Confidence(intervals, round_half_up(same / resamples) if resamples else 0.0)
 
 
-_RECENT: dict[int, tuple[LevelResult, Confidence]] = {}
-_RECENT_SIZE = 64
-
-
 def level_confidence(level: LevelResult) -> Confidence:
-    """The bootstrap of a level's tests (every run of each), for its measured tier.
+    """The bootstrap of a level's tests (every run of each), for its measured tier: the one the level carries, if any.
 
-    The profile and the summary both ask for it; the last levels' results are kept, so each is computed once.
+    The sweep sets it once on each level it hands over, so the profile and the summary share it.
     """
-    kept = _RECENT.get(id(level))
-    if kept is not None and kept[0] is level:
-        return kept[1]
+    if level.confidence is not None:
+        return level.confidence
     samples = [Sample(t.test.category, t.test.weight, tuple(t.scores)) for t in level.per_test]
-    found = bootstrap(samples, level.tier)
-    if len(_RECENT) >= _RECENT_SIZE:
-        _RECENT.pop(next(iter(_RECENT)))
-    _RECENT[id(level)] = (level, found)
-    return found
+    return bootstrap(samples, level.tier)
+
+
+def with_confidence(levels: Sequence[LevelResult]) -> list[LevelResult]:
+    """``levels``, each complete one carrying its :func:`level_confidence` (only those have a profile to show it)."""
+    return [replace(level, confidence=level_confidence(level)) if level.complete else level for level in levels]

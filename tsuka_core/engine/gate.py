@@ -34,12 +34,15 @@ class FirstAlone:
 
     Until one answer has come back without refusing the model, requests wait
     here, so a refused key or an unknown model costs one request, not one per test.
+    With ``first_alone`` False (a model the server listed) every request goes
+    through ``limiter`` from the start. Once an answer refuses the model, no
+    request waiting for its turn is sent.
     """
 
-    def __init__(self, limiter: AbstractAsyncContextManager[Any]) -> None:
+    def __init__(self, limiter: AbstractAsyncContextManager[Any], *, first_alone: bool = True) -> None:
         self.limiter = limiter
         self._first = asyncio.Lock()
-        self._open = False
+        self._open = not first_alone
         self._holder: asyncio.Task[Any] | None = None
         self._refusal: RequestError | None = None
 
@@ -50,29 +53,37 @@ class FirstAlone:
                 self._first.release()
             else:
                 self._holder = asyncio.current_task()
-        if self._refusal is not None:  # the model was refused: send nothing more, fail alike
-            raise RequestError(str(self._refusal), status=self._refusal.status)
+        self._raise_refused()
         try:
             await self.limiter.__aenter__()
         except BaseException:
             self._let_go(None)
             raise
+        if self._refusal is not None:  # refused while this request waited for its turn
+            await self.limiter.__aexit__(None, None, None)
+            self._let_go(None)
+            self._raise_refused()
 
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
+        if self._refusal is None and isinstance(error, RequestError) and error.status in REFUSING_STATUSES:
+            self._refusal = error
         try:
             await self.limiter.__aexit__(kind, error, trace)
         finally:
             self._let_go(error)
+
+    def _raise_refused(self) -> None:
+        """Fail alike, sending nothing, once the model was refused."""
+        if self._refusal is not None:
+            raise RequestError(str(self._refusal), status=self._refusal.status)
 
     def _let_go(self, error: BaseException | None) -> None:
         """Release the first request's turn, if this task holds it; open the gate unless the model was refused."""
         if self._holder is None or self._holder is not asyncio.current_task():
             return
         self._holder = None
-        if isinstance(error, RequestError) and error.status in REFUSING_STATUSES:
-            self._refusal = error
-        else:
+        if self._refusal is None:
             self._open = error is None or isinstance(error, Exception)
         self._first.release()

@@ -10,11 +10,13 @@ from tsuka_core.backends.base import ChatResponse
 from tsuka_core.judge.outcome import Outcome
 from tsuka_core.judge.scoring import mean_score, score_spread
 from tsuka_core.suite.model import Test
-from tsuka_core.terms import Category, Effort, Tier
+from tsuka_core.terms import CATEGORIES, Category, Effort, Tier
 
 __all__ = [
+    "BORDERLINE",
     "UNMEASURED",
     "CheckResult",
+    "Confidence",
     "LevelResult",
     "RepeatedTest",
     "Run",
@@ -30,6 +32,9 @@ TestStatus = Literal["ok", "error"]
 
 UNMEASURED = "unmeasured"
 """What stands in for the tier of a level where no test was measured."""
+
+BORDERLINE = 0.8
+"""A tier whose confidence is under this is borderline."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +149,29 @@ def group_runs(tests: Sequence[TestResult]) -> list[RepeatedTest]:
 
 
 @dataclass(frozen=True)
+class Confidence:
+    """A 95% interval per category score, and the share of resamples that give the measured tier.
+
+    Computed by ``engine.confidence``'s bootstrap.
+    """
+
+    intervals: Mapping[Category, tuple[float, float]]
+    tier_confidence: float
+
+    @property
+    def borderline(self) -> bool:
+        """Whether the tier is too uncertain to rely on (confidence under :data:`BORDERLINE`)."""
+        return self.tier_confidence < BORDERLINE
+
+    def as_profile(self) -> dict[str, Any]:
+        """The profile fields: ``intervals`` (``[lo, hi]`` per category) and ``tierConfidence``."""
+        return {
+            "intervals": {c: list(self.intervals[c]) for c in CATEGORIES},
+            "tierConfidence": self.tier_confidence,
+        }
+
+
+@dataclass(frozen=True)
 class LevelResult:
     """The whole suite for one model at one effort: scores, tier and speed, or what failed."""
 
@@ -169,6 +197,8 @@ class LevelResult:
     """How many times each test was run (``--repeats``)."""
     measured: Mapping[str, Any] = field(default_factory=dict)
     """This engine's own profile fields beyond the reference's (``speedSource``, ``server``...), in profile form."""
+    confidence: Confidence | None = None
+    """The bootstrap of the level's tests, set once by the sweep; None: not computed yet (see ``level_confidence``)."""
 
     @property
     def per_test(self) -> list[RepeatedTest]:

@@ -1,20 +1,86 @@
-"""Before a sweep: what the server says about itself and each model, and the concurrency that fits its slots."""
+"""Before a sweep: which models to measure, what the server says about each, and the concurrency that fits."""
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from tsuka_core.backends.base import Backend, ServerFacts
 from tsuka_core.engine.sweep import SweepObserver
-from tsuka_core.errors import UsageError
+from tsuka_core.errors import BackendError, RequestError, UsageError
 
-__all__ = ["DEFAULT_CONCURRENCY", "MAX_SLOT_CONCURRENCY", "check_listed", "concurrency_for", "server_facts"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "MAX_SLOT_CONCURRENCY",
+    "Prepared",
+    "check_listed",
+    "concurrency_for",
+    "prepare",
+    "resolve_models",
+    "server_facts",
+]
 
 DEFAULT_CONCURRENCY = 4
 """Requests in flight at once when neither ``-j`` nor the server's slots say otherwise."""
 MAX_SLOT_CONCURRENCY = 64
 """The most requests in flight the server's slot count may ask for."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The models a run measures, what the server said about each, and which of them the backend listed."""
+
+    models: list[str]
+    facts: dict[str, ServerFacts]
+    listed: frozenset[str]
+    """Models the backend's own list named: the server knows them, so their first request need not go alone."""
+
+
+async def prepare(backend: Backend, asked: Backend, requested: Sequence[str], observer: SweepObserver) -> Prepared:
+    """Resolve ``requested`` and ask ``asked`` for the server's facts, both at once when the names are given.
+
+    With ``all`` the names come from the model list, so the facts are asked
+    after it. A refused name cancels the facts still being asked.
+    """
+    wanted = [m for m in requested if m != "all"]
+    if not wanted or len(wanted) != len(requested):
+        models, listed = await resolve_models(backend, requested)
+        return Prepared(models, await server_facts(asked, models, observer), listed)
+    facts = asyncio.ensure_future(server_facts(asked, list(dict.fromkeys(wanted)), observer))
+    try:
+        models, listed = await resolve_models(backend, requested)
+    except BaseException:
+        facts.cancel()
+        await asyncio.gather(facts, return_exceptions=True)
+        raise
+    return Prepared(models, await facts, listed)
+
+
+async def resolve_models(backend: Backend, requested: Sequence[str]) -> tuple[list[str], frozenset[str]]:
+    """The models to measure (``all``: every model listed, then the names given) and those the list named.
+
+    The names given are checked against the list of a backend that lists
+    every model (:func:`check_listed`); without ``all``, a list that cannot be
+    read leaves them to the first request.
+    """
+    wanted = [m for m in requested if m != "all"]
+    checked = [m for m in wanted if not backend.takes_unlisted(m)] if backend.lists_every_model else []
+    if wanted and len(wanted) == len(requested):
+        listed: list[str] = []
+        if checked:
+            try:
+                listed = await backend.list_models()
+            except RequestError:
+                listed = []  # a server without a model list: the first request tells
+            check_listed(backend, checked, listed)
+        return list(dict.fromkeys(wanted)), frozenset(listed).intersection(wanted)
+    found = await backend.list_models()
+    if not found:
+        raise BackendError(f"backend {backend.name!r} at {backend.provider} lists no models")
+    check_listed(backend, checked, found)
+    return list(dict.fromkeys([*found, *wanted])), frozenset(found)
 
 
 async def server_facts(backend: Backend, models: Sequence[str], observer: SweepObserver) -> dict[str, ServerFacts]:
@@ -64,7 +130,7 @@ def check_listed(backend: Backend, wanted: Sequence[str], listed: Sequence[str])
         close = difflib.get_close_matches(model, listed, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         shown = ", ".join(listed[:5]) + (", ..." if len(listed) > 5 else "")
+        lister = f"backend {backend.name!r}" if backend.provider == backend.name else backend.provider
         raise UsageError(
-            f"model {model!r} is not among the models {backend.provider} lists ({shown}){hint} "
-            "('tsuka models' lists them)"
+            f"model {model!r} is not among the models {lister} lists ({shown}){hint} ('tsuka models' lists them)"
         )

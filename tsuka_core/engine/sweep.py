@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from tsuka_core.backends.base import Backend, EffortRejected, ServerFacts
+from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.gate import FirstAlone, ModelRefused
 from tsuka_core.engine.measured import effort_effective, measured_fields
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
@@ -103,19 +104,25 @@ class _Sweeper:
         on_model: Callable[[ModelSweep], Awaitable[None]],
         repeats: int,
         facts: Mapping[str, ServerFacts],
+        listed: Collection[str],
     ) -> None:
         self.backend, self.suite, self.limiter = backend, suite, limiter
         self.observer, self.on_model, self.repeats = observer, on_model, repeats
-        self.facts = facts
+        self.facts, self.listed = facts, listed
         self.gates: dict[str, FirstAlone] = {}
+
+    def gate(self, model: str) -> FirstAlone:
+        """The limiter of ``model``'s requests: the first goes alone unless the backend listed the model."""
+        if model not in self.gates:
+            self.gates[model] = FirstAlone(self.limiter, first_alone=model not in self.listed)
+        return self.gates[model]
 
     async def level(self, model: str, effort: Effort | None) -> LevelResult:
         label: Effort = effort or "none"
         self.observer.level_started(model, label, effort is not None, len(self.suite.tests) * self.repeats)
 
         async def one(test: Test, repeat: int) -> TestResult:
-            gate = self.gates.setdefault(model, FirstAlone(self.limiter))
-            result = await run_test(self.backend, test, model, effort, gate, repeat)
+            result = await run_test(self.backend, test, model, effort, self.gate(model), repeat)
             self.observer.test_done(model, label, result)
             return result
 
@@ -207,7 +214,8 @@ class _Sweeper:
         return [task.result() for task in tasks]
 
     async def _keep(self, swept: ModelSweep, levels: list[LevelResult]) -> None:
-        swept.levels = levels
+        # Each level's confidence is computed here, once, off the loop: the profile and the summary read it.
+        swept.levels = await asyncio.to_thread(with_confidence, levels) if levels else levels
         await self.on_model(swept)
 
     async def _once(self, swept: ModelSweep, note: str) -> ModelSweep:
@@ -228,6 +236,7 @@ async def sweep_models(
     observer: SweepObserver,
     on_model: Callable[[ModelSweep], Awaitable[None]],
     facts: Mapping[str, ServerFacts] | None = None,
+    listed: Collection[str] = (),
 ) -> list[ModelSweep]:
     """Run the suite for every model at every effort, at most ``concurrency`` requests at once.
 
@@ -239,9 +248,15 @@ async def sweep_models(
     server refuses half-way never leaves a level recorded as applied. Results
     come back in model order, levels in effort order. ``facts`` (what the
     server said about each model) are stored with its profiles.
+
+    A model's first request goes alone, so that a server refusing the model
+    (401, 403, 404) costs one request; a model in ``listed`` (named by the
+    backend's own model list, which the server answered) starts at full
+    concurrency.
     """
     ordered = [e for e in EFFORTS if e in efforts]
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, not {repeats}")
-    sweeper = _Sweeper(backend, suite, asyncio.Semaphore(max(1, concurrency)), observer, on_model, repeats, facts or {})
+    limiter = asyncio.Semaphore(max(1, concurrency))
+    sweeper = _Sweeper(backend, suite, limiter, observer, on_model, repeats, facts or {}, frozenset(listed))
     return list(await asyncio.gather(*(sweeper.model(m, ordered) for m in models)))

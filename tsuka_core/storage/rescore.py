@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 import httpx
 
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse
+from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.results import LevelResult, TestResult
 from tsuka_core.engine.runner import run_test
 from tsuka_core.engine.sweep import level_result
@@ -143,7 +144,7 @@ async def _rescore_levels(run: StoredRun, suite: Suite) -> list[LevelResult]:
         raise httpx.ConnectError(f"a rescore never sends requests (it tried {request.url})")
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(refuse)) as client:
-        return [await _rescore_level(run, level, suite, client) for level in run.levels]
+        return with_confidence([await _rescore_level(run, level, suite, client) for level in run.levels])
 
 
 def _tested_at(run: StoredRun) -> datetime:
