@@ -259,4 +259,13 @@ async def sweep_models(
         raise ValueError(f"repeats must be at least 1, not {repeats}")
     limiter = asyncio.Semaphore(max(1, concurrency))
     sweeper = _Sweeper(backend, suite, limiter, observer, on_model, repeats, facts or {}, frozenset(listed))
-    return list(await asyncio.gather(*(sweeper.model(m, ordered) for m in models)))
+    tasks = [asyncio.ensure_future(sweeper.model(m, ordered)) for m in models]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        # One model's failure (an unwritable history, say) ends the sweep: the others stop here and now,
+        # each keeping what it finished, rather than being cancelled unawaited at the loop's shutdown.
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
