@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
-from html.parser import HTMLParser
 from pathlib import Path
 
+from html_values import Values
 from test_htmlreport import BROWSER, INJECTED, NEEDS_CHROMIUM, dom_of
 
 from tsuka_core.backends.base import ChatResponse
@@ -51,29 +51,8 @@ def hostile_run(s: str) -> StoredRun:
                      f"provider{s}", [f"model{s}"], ["low"], {}, 2, levels)  # fmt: skip
 
 
-class Page(HTMLParser):
-    """Each element with its attributes' names, and every piece of text and attribute value."""
-
-    def __init__(self, html: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.elements: list[tuple[str, tuple[str, ...]]] = []
-        self.values: list[str] = []
-        self.feed(html)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.elements.append((tag, tuple(name for name, _ in attrs)))
-        self.values.extend(value for _, value in attrs if value)
-
-    def handle_data(self, data: str) -> None:
-        self.values.append(data)
-
-    def handle_comment(self, data: str) -> None:
-        self.elements.append(("<!--", ()))
-
-
 def test_markup_in_every_field_adds_no_element_or_attribute() -> None:
-    hostile, plain = Page(render_report(hostile_run(MARKUP))), Page(render_report(hostile_run(PLAIN)))
+    hostile, plain = Values(render_report(hostile_run(MARKUP))), Values(render_report(hostile_run(PLAIN)))
 
     assert hostile.elements == plain.elements
     assert "script" not in {tag for tag, _ in hostile.elements}
@@ -89,8 +68,8 @@ def with_a_tier(run: StoredRun) -> StoredRun:
 
 
 def test_markup_in_a_level_with_intervals_adds_no_element_or_attribute() -> None:
-    hostile = Page(render_report(with_a_tier(hostile_run(MARKUP))))
-    plain = Page(render_report(with_a_tier(hostile_run(PLAIN))))
+    hostile = Values(render_report(with_a_tier(hostile_run(MARKUP))))
+    plain = Values(render_report(with_a_tier(hostile_run(PLAIN))))
 
     assert hostile.elements == plain.elements
     assert ("svg", ("class", "viewbox", "width", "height", "role", "aria-label", "xmlns")) in plain.elements

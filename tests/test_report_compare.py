@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from answerers import perfect, which_test
 from history_helpers import DEFAULT_SUITE, history_of, invoke
+from html_values import Values
 from loopback import LoopbackServer, Reply
 from test_htmlreport import BROWSER, INJECTED, NEEDS_CHROMIUM, chromium, console_messages, dom_of, read_png
 
@@ -301,27 +302,6 @@ def hostile_comparison(s: str) -> Comparison:
     side_a = model.SideInfo("run", f"1{s}", f"run 1{s}", f"hash{s}", f"suite{s}", f"when{s}")
     side_b = model.SideInfo("profile", f"m{s}@low", f"profile m{s}@low", f"hash{s}", "", f"when{s}")
     return Comparison(side_a, side_b, True, (level,), f"noise{s}", (f"note{s}",), (f"ua{s}",), (f"ub{s}",))
-
-
-class Values(HTMLParser):
-    """Each element with its attributes' names, and every piece of text and attribute value."""
-
-    def __init__(self, html: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.elements: list[tuple[str, tuple[str, ...]]] = []
-        self.values: list[str] = []
-        self.feed(html)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.elements.append((tag, tuple(name for name, _ in attrs)))
-        self.values.extend(value for _, value in attrs if value)
-
-    def handle_data(self, data: str) -> None:
-        self.values.append(data)
-
-    def handle_comment(self, data: str) -> None:
-        self.elements.append(("<!--", ()))
 
 
 def test_markup_in_every_field_of_the_comparison_adds_no_element() -> None:
