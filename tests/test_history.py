@@ -125,7 +125,14 @@ def test_runs_lists_every_run_newest_first(recorded: tuple[Path, dict[str, Any],
     assert "beta@none small*" in result.stdout
     as_json = json.loads(invoke("runs", "--profiles", store, "--json").stdout)
     assert [r["id"] for r in as_json] == [1]
-    assert as_json[0]["levels"][0] == {"key": "alpha@none", "tier": "large", "recommended": True, "repeats": 1}
+    assert as_json[0]["levels"][0] == {
+        "key": "alpha@none",
+        "name": "alpha",
+        "endpoint": None,
+        "tier": "large",
+        "recommended": True,
+        "repeats": 1,
+    }
     assert "repeats" not in result.stdout  # a single run says nothing of repeats
 
 

@@ -267,7 +267,8 @@ def test_show_gives_each_test_its_mean_spread_and_runs(repeated: Path) -> None:
     detail = invoke("show", "1", "m1@none", "--profiles", repeated)
 
     assert overview.exit_code == detail.exit_code == 0, overview.stderr + detail.stderr
-    assert "m1@none  tier medium  recommended  (3 runs per test)" in overview.stdout
+    sure = stored(repeated)["profiles"]["m1@none"]["tierConfidence"]
+    assert f"m1@none  tier medium (confidence {sure:.2f})  recommended  (3 runs per test)" in overview.stdout
     assert f"frase_8_parole               0.67 ± 0.47  runs {runs}\n" in overview.stdout
     assert "json_prodotti                1.00 ± 0.00  runs 1.00 1.00 1.00\n" in overview.stdout
     assert f"x run {wrong}: checks[0] word_count: expected 8 words, got 2" in overview.stdout

@@ -123,8 +123,11 @@ def test_runs_show_and_report_read_the_sweep(swept: Path) -> None:
     )
     (run,) = json.loads(listed.stdout)
     assert sorted(level["key"] for level in run["levels"]) == KEYS
-    two_url = stored(swept / "store.json")["profiles"]["two:alpha@none"]["provider"].removeprefix("two ")
-    assert f"two:alpha@none  tier small  recommended  endpoint two (openai at {two_url})" in shown.stdout
+    profile = stored(swept / "store.json")["profiles"]["two:alpha@none"]
+    two_url, sure = profile["provider"].removeprefix("two "), profile["tierConfidence"]
+    assert f"two:alpha@none  tier small (confidence {sure:.2f})  recommended  endpoint two (openai at {two_url})" in (
+        shown.stdout
+    )
     assert "one:alpha@none frase_8_parole (instruction): score 1.00" in transcript.stdout
     html = page.read_text(encoding="utf-8")
     assert "one:alpha" in html

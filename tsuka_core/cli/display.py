@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from tsuka_core.engine.results import LevelResult, RunScores, TestResult
 
 __all__ = [
+    "confidence_lines",
+    "confidence_note",
     "console",
     "format_weight",
     "level_summary",
@@ -98,13 +100,12 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
     applied = "" if level.effort_applied else " (effort not applied)"
     repeated = f"  ({level.repeats} runs per test)" if level.repeats > 1 else ""
     sure = level_confidence(level) if level.complete else None
-    confidence = f" (confidence {sure.tier_confidence:.2f})" if sure else ""
     yield Text.assemble(
         (f"{level.model}@{level.effort}", "bold"),
         applied,
         "  tier ",
         tier_text(level.shown_tier),
-        confidence,
+        confidence_note(sure),
         repeated,
     )
     if not level.measured_any:
@@ -112,7 +113,7 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
     else:
         yield _scores_line(level)
     if sure is not None:
-        yield from _confidence_lines(sure, level.repeats)
+        yield from confidence_lines(sure, level.repeats)
     for group in level.per_test:
         name = group.test.name
         if level.repeats == 1 and group.runs[0].status == "error":
@@ -136,7 +137,12 @@ def _scores_line(level: LevelResult) -> Text:
     return Text(f"  {cats}  |  {speed}  |  avg {level.avg_completion_tokens} completion tokens{estimated}")
 
 
-def _confidence_lines(sure: Confidence, repeats: int) -> Iterable[Text]:
+def confidence_note(sure: Confidence | None) -> str:
+    """`` (confidence 0.71)`` to follow a level's tier; empty for a level without confidence."""
+    return f" (confidence {sure.tier_confidence:.2f})" if sure is not None else ""
+
+
+def confidence_lines(sure: Confidence, repeats: int) -> Iterable[Text]:
     """The 95% interval of each category score, and the advice a borderline tier needs."""
     spans = "  ".join(f"{c} {percent(sure.intervals[c][0])}-{percent(sure.intervals[c][1])}" for c in CATEGORIES)
     yield Text(f"  95% intervals: {spans}", style="dim")

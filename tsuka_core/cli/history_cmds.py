@@ -88,7 +88,14 @@ def runs(history_db: Path | None, profiles: Path, limit: int, as_json: bool) -> 
                 "suite": run.suite_path,
                 "sourceRun": run.source_run,
                 "levels": [
-                    {"key": lv.key, "tier": lv.tier, "recommended": lv.recommended, "repeats": lv.repeats}
+                    {
+                        "key": lv.key,
+                        "name": lv.name,
+                        "endpoint": lv.endpoint,
+                        "tier": lv.tier,
+                        "recommended": lv.recommended,
+                        "repeats": lv.repeats,
+                    }
                     for lv in levels
                 ],
             }
@@ -122,19 +129,35 @@ def runs(history_db: Path | None, profiles: Path, limit: int, as_json: bool) -> 
 
 
 def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | str]:
-    """Tier, scores and each test's score with its checks; with repeats, each test's mean, spread and runs."""
+    """Tier, confidence, scores, intervals and each test's score with its checks; with repeats, mean, spread and runs.
+
+    The confidence is the run summary's, recomputed from the recorded scores; a
+    level with errored tests or an unknown tier has none.
+    """
     from rich.text import Text
 
-    from tsuka_core.cli.display import mean_and_spread, percent, run_scores, tier_text
+    from tsuka_core.cli.display import (
+        confidence_lines,
+        confidence_note,
+        mean_and_spread,
+        percent,
+        run_scores,
+        tier_text,
+    )
+    from tsuka_core.report.confidence import recorded_confidence
 
     applied = "" if level.effort_applied else " (effort not applied)"
     rec = "  recommended" if level.recommended else ""
     repeated = f"  ({level.repeats} runs per test)" if level.repeats > 1 else ""
     where = f"  endpoint {level.endpoint} ({level.backend} at {level.provider})" if level.endpoint else ""
-    yield Text.assemble((level.key, "bold"), applied, "  tier ", tier_text(level.tier), rec, repeated, where)
+    sure = recorded_confidence(level)
+    tier = tier_text(level.tier)
+    yield Text.assemble((level.key, "bold"), applied, "  tier ", tier, confidence_note(sure), rec, repeated, where)
     cats = "  ".join(f"{c} {percent(s)}" for c, s in level.scores.items())
     speed = f"{level.tokens_per_second:g} tok/s  |  avg {level.avg_completion_tokens} completion tokens"
     yield Text(f"  {cats}  |  {speed}")
+    if sure is not None:
+        yield from confidence_lines(sure, level.repeats)
     for group in level.per_test:
         if level.repeats == 1 and len(group.runs) == 1:
             yield from _single_lines(group.runs[0], every_check=every_check)
@@ -235,7 +258,7 @@ def show(
     """Show a recorded run (RUN is its number, 'last', or 'last~N' for the N-th run before the last).
 
     \b
-    tsuka show RUN                      every level: tier, scores, failed checks
+    tsuka show RUN                      every level: tier and its confidence, scores, failed checks
     tsuka show RUN MODEL@EFFORT         that level: every check and its detail
     tsuka show RUN MODEL@EFFORT TEST    that test's transcript, with each check's outcome
 
