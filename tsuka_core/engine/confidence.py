@@ -25,7 +25,9 @@ __all__ = [
     "Confidence",
     "Sample",
     "bootstrap",
+    "interval",
     "level_confidence",
+    "redrawn",
     "with_confidence",
 ]
 
@@ -50,18 +52,19 @@ def _resample_score(rng: random.Random, tests: Sequence[Sample], points: Sequenc
 
     ``points`` holds each test's own score, used as it is for a test run once (redrawing one run changes nothing).
     """
-    pairs = []
-    for index in rng.choices(range(len(tests)), k=len(tests)):
-        test = tests[index]
-        score = mean_score(rng.choices(test.runs, k=len(test.runs))) if len(test.runs) > 1 else points[index]
-        pairs.append((test.weight, score))
-    return category_score(pairs)
+    drawn = rng.choices(range(len(tests)), k=len(tests))
+    return category_score([(tests[i].weight, redrawn(rng, tests[i].runs, points[i])) for i in drawn])
 
 
-def _interval(values: Sequence[float], point: float) -> tuple[float, float]:
-    """The 2.5th and 97.5th percentiles of ``values``, widened to hold the measured ``point``."""
-    if len(set(values)) == 1:
-        low = high = values[0]
+def redrawn(rng: random.Random, runs: tuple[float, ...], point: float) -> float:
+    """A test's score in one resample: the mean of its runs redrawn with replacement; a single run keeps ``point``."""
+    return mean_score(rng.choices(runs, k=len(runs))) if len(runs) > 1 else point
+
+
+def interval(values: Sequence[float], point: float) -> tuple[float, float]:
+    """The 2.5th and 97.5th percentiles of ``values``, widened to hold the measured ``point`` (alone without values)."""
+    if len(set(values)) <= 1:
+        low = high = values[0] if values else point
     else:
         cuts = statistics.quantiles(values, n=40, method="inclusive")
         low, high = cuts[0], cuts[-1]
@@ -85,7 +88,7 @@ def bootstrap(samples: Sequence[Sample], tier: Tier, resamples: int = RESAMPLES,
         for c in CATEGORIES:
             drawn[c].append(scores[c])
         same += tier_for(scores) == tier
-    intervals = {c: _interval(drawn[c], points[c]) for c in CATEGORIES}
+    intervals = {c: interval(drawn[c], points[c]) for c in CATEGORIES}
     return Confidence(intervals, round_half_up(same / resamples) if resamples else 0.0)
 
 

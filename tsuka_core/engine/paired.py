@@ -12,11 +12,10 @@ same interval.
 from __future__ import annotations
 
 import random
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tsuka_core.engine.confidence import RESAMPLES, SEED
+from tsuka_core.engine.confidence import RESAMPLES, SEED, interval, redrawn
 from tsuka_core.judge.scoring import category_score, mean_score, round_half_up
 
 __all__ = ["NOISE_TEST", "PairedSample", "paired_interval"]
@@ -33,11 +32,6 @@ class PairedSample:
     weight_b: float
     runs_a: tuple[float, ...]
     runs_b: tuple[float, ...]
-
-
-def _drawn(rng: random.Random, runs: tuple[float, ...], point: float) -> float:
-    """A test's score in one resample: its runs redrawn with replacement; a single run keeps its own ``point``."""
-    return mean_score(rng.choices(runs, k=len(runs))) if len(runs) > 1 else point
 
 
 def _difference(samples: Sequence[PairedSample]) -> float:
@@ -62,13 +56,7 @@ def paired_interval(
     values: list[float] = []
     for _ in range(resamples):
         drawn = rng.choices(range(len(ordered)), k=len(ordered))
-        pairs_a = [(ordered[i].weight_a, _drawn(rng, ordered[i].runs_a, points[i][0])) for i in drawn]
-        pairs_b = [(ordered[i].weight_b, _drawn(rng, ordered[i].runs_b, points[i][1])) for i in drawn]
+        pairs_a = [(ordered[i].weight_a, redrawn(rng, ordered[i].runs_a, points[i][0])) for i in drawn]
+        pairs_b = [(ordered[i].weight_b, redrawn(rng, ordered[i].runs_b, points[i][1])) for i in drawn]
         values.append(round_half_up(category_score(pairs_b) - category_score(pairs_a)))
-    point = _difference(ordered)
-    if len(set(values)) <= 1:
-        low = high = values[0] if values else point
-    else:
-        cuts = statistics.quantiles(values, n=40, method="inclusive")
-        low, high = cuts[0], cuts[-1]
-    return round_half_up(min(low, point)), round_half_up(max(high, point))
+    return interval(values, _difference(ordered))
