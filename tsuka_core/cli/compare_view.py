@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tsuka_core.cli.display import console, tier_text
+from tsuka_core.cli.transcript import transcript
 
 if TYPE_CHECKING:
     from tsuka_core.storage.compare import (
@@ -143,11 +144,9 @@ def details_lines(found: Comparison, a: Side, b: Side) -> Iterable[RenderableTyp
 
 
 def _answers(info: SideInfo, key: str, test: SideTest) -> Iterable[RenderableType]:
-    from tsuka_core.cli.history_cmds import _transcript  # the transcript as `tsuka show` prints it
-
     for run in test.recorded:
         repeat = f", run {run.repeat} of {len(test.recorded)}" if len(test.recorded) > 1 else ""
         outcome = f"ERROR {run.error or ''}" if run.status != "ok" else f"score {run.score:.2f}"
         yield ""
         yield Text(f"══ {info.label} {key} {test.name}{repeat}: {outcome}", style="bold")
-        yield from _transcript(run)
+        yield from transcript(run)

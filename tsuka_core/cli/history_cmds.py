@@ -13,11 +13,12 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from tsuka_core.session import RunReport
-    from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredStep, StoredTest
+    from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredTest
 
 from tsuka_core.cli.options import history_db_option, profiles_option
 from tsuka_core.cli.report_cmd import report
 from tsuka_core.cli.suite_param import SUITE_TYPE
+from tsuka_core.cli.transcript import check_lines, transcript
 
 __all__ = ["COMMANDS", "print_records"]
 
@@ -168,7 +169,7 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
             if test.status != "ok":
                 yield Text(f"      {prefix}ERROR  {test.error}", style="red")
             for step in test.steps:
-                yield from _check_lines(step, every_check=every_check, indent="      ", prefix=prefix)
+                yield from check_lines(step, every_check=every_check, indent="      ", prefix=prefix)
 
 
 def _single_lines(test: StoredTest, *, every_check: bool) -> Iterable[Text | str]:
@@ -179,51 +180,7 @@ def _single_lines(test: StoredTest, *, every_check: bool) -> Iterable[Text | str
         return
     yield Text(f"    {test.name:<28} {test.score:.2f}")
     for step in test.steps:
-        yield from _check_lines(step, every_check=every_check, indent="      ")
-
-
-def _check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str = "") -> Iterable[Text]:
-    from rich.text import Text
-
-    marks = {"passed": ("✓", "green"), "failed": ("x", "red"), "errored": ("!", "magenta")}
-    for check in step.checks:
-        if check.status == "passed" and not every_check:
-            continue
-        mark, style = marks.get(check.status, ("?", ""))
-        yield Text(f"{indent}{mark} {prefix}{check.location} {check.type}: {check.detail}", style=style)
-
-
-def _transcript(test: StoredTest) -> Iterable[Text | str]:
-    from rich.text import Text
-
-    seen = 0
-    for step in test.steps:
-        yield Text(f"── step {step.index}" + ("" if step.sent else " (not sent)"), style="bold")
-        for message in list(step.messages)[seen:]:
-            if message.get("role") == "assistant":
-                continue  # an earlier answer, shown already
-            label = str(message.get("role"))
-            if message.get("tool_call_id"):
-                label += f" (call {message['tool_call_id']})"
-            yield Text(f"{label}:", style="cyan")
-            yield Text(str(message.get("content") or ""))
-        seen = len(step.messages)
-        if step.response is not None:
-            response = step.response
-            if response.reasoning:
-                yield Text("reasoning:", style="dim")
-                yield Text(response.reasoning, style="dim italic")
-            yield Text("answer:" + (" (from the cache)" if step.cached else ""), style="green")
-            if response.text:
-                yield Text(response.text)
-            for call in response.tool_calls:
-                yield Text(f"→ {call.name}({json.dumps(call.arguments, ensure_ascii=False)})")
-            yield Text(f"{response.completion_tokens} completion tokens in {response.duration:.2f} s", style="dim")
-        elif step.sent or step.messages:
-            yield Text("no answer: the request failed", style="red")
-        yield "checks:"
-        yield from _check_lines(step, every_check=True, indent="  ")
-        yield ""
+        yield from check_lines(step, every_check=every_check, indent="      ")
 
 
 def _pick_level(run: StoredRun, key: str) -> StoredLevel:
@@ -305,14 +262,14 @@ def _test_transcripts(run: StoredRun, level: StoredLevel, name: str, repeat: int
     if level.repeats == 1 and len(runs) == 1:
         yield f"{level.key} {name} ({first.category}): {_outcome(first)}"
         yield ""
-        yield from _transcript(first)
+        yield from transcript(first)
         return
     mean = mean_and_spread(StoredTestRuns(runs))
     yield f"{level.key} {name} ({first.category}): mean {mean} over {len(runs)} runs: {run_scores(runs)}"
     for test in chosen:
         yield ""
         yield Text(f"══ run {test.repeat} of {level.repeats}: {_outcome(test)}", style="bold")
-        yield from _transcript(test)
+        yield from transcript(test)
 
 
 def _outcome(test: StoredTest) -> str:

@@ -1,0 +1,60 @@
+"""A recorded test as ``tsuka show`` prints it: each step's messages, answer and checks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from tsuka_core.storage.history_query import StoredStep, StoredTest
+
+__all__ = ["check_lines", "transcript"]
+
+
+def check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str = "") -> Iterable[Text]:
+    """A line per check of ``step`` (only those that did not pass, unless ``every_check``), marked by outcome."""
+    from rich.text import Text  # loaded when output is printed, not when the command line is read
+
+    marks = {"passed": ("✓", "green"), "failed": ("x", "red"), "errored": ("!", "magenta")}
+    for check in step.checks:
+        if check.status == "passed" and not every_check:
+            continue
+        mark, style = marks.get(check.status, ("?", ""))
+        yield Text(f"{indent}{mark} {prefix}{check.location} {check.type}: {check.detail}", style=style)
+
+
+def transcript(test: StoredTest) -> Iterable[Text | str]:
+    """Each step of a recorded test: the messages sent, the reasoning and answer, then every check."""
+    from rich.text import Text
+
+    seen = 0
+    for step in test.steps:
+        yield Text(f"── step {step.index}" + ("" if step.sent else " (not sent)"), style="bold")
+        for message in list(step.messages)[seen:]:
+            if message.get("role") == "assistant":
+                continue  # an earlier answer, shown already
+            label = str(message.get("role"))
+            if message.get("tool_call_id"):
+                label += f" (call {message['tool_call_id']})"
+            yield Text(f"{label}:", style="cyan")
+            yield Text(str(message.get("content") or ""))
+        seen = len(step.messages)
+        if step.response is not None:
+            response = step.response
+            if response.reasoning:
+                yield Text("reasoning:", style="dim")
+                yield Text(response.reasoning, style="dim italic")
+            yield Text("answer:" + (" (from the cache)" if step.cached else ""), style="green")
+            if response.text:
+                yield Text(response.text)
+            for call in response.tool_calls:
+                yield Text(f"→ {call.name}({json.dumps(call.arguments, ensure_ascii=False)})")
+            yield Text(f"{response.completion_tokens} completion tokens in {response.duration:.2f} s", style="dim")
+        elif step.sent or step.messages:
+            yield Text("no answer: the request failed", style="red")
+        yield "checks:"
+        yield from check_lines(step, every_check=True, indent="  ")
+        yield ""
