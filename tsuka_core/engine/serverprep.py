@@ -6,9 +6,10 @@ import asyncio
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tsuka_core.backends.base import Backend, ServerFacts
-from tsuka_core.engine.sweep import SweepObserver
+from tsuka_core.engine.sweep import SweepObserver, gather_or_cancel
 from tsuka_core.errors import BackendError, RequestError, UsageError
 
 __all__ = [
@@ -49,13 +50,11 @@ async def prepare(backend: Backend, asked: Backend, requested: Sequence[str], ob
         models, listed = await resolve_models(backend, requested)
         return Prepared(models, await server_facts(asked, models, observer), listed)
     facts = asyncio.ensure_future(server_facts(asked, list(dict.fromkeys(wanted)), observer))
-    try:
-        models, listed = await resolve_models(backend, requested)
-    except BaseException:
-        facts.cancel()
-        await asyncio.gather(facts, return_exceptions=True)
-        raise
-    return Prepared(models, await facts, listed)
+    resolved = asyncio.ensure_future(resolve_models(backend, requested))
+    both: list[asyncio.Future[Any]] = [facts, resolved]
+    await gather_or_cancel(both)  # a refused name cancels the facts still being asked
+    models, listed = resolved.result()
+    return Prepared(models, facts.result(), listed)
 
 
 async def resolve_models(backend: Backend, requested: Sequence[str]) -> tuple[list[str], frozenset[str]]:

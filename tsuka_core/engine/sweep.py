@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from tsuka_core.backends.base import Backend, EffortRejected, ServerFacts
 from tsuka_core.engine.confidence import with_confidence
@@ -18,7 +18,10 @@ from tsuka_core.judge.scoring import category_score, tier_for
 from tsuka_core.suite.model import Suite, Test
 from tsuka_core.terms import CATEGORIES, EFFORTS, Effort
 
-__all__ = ["ModelSweep", "SweepObserver", "level_result", "sweep_models", "tool_support_note"]
+__all__ = ["ModelSweep", "SweepObserver", "gather_or_cancel", "level_result", "sweep_models", "tool_support_note"]
+
+
+T = TypeVar("T")
 
 
 class SweepObserver(Protocol):
@@ -131,14 +134,7 @@ class _Sweeper:
             for test in self.suite.tests
             for repeat in range(1, self.repeats + 1)
         ]
-        try:
-            tests = await asyncio.gather(*runs)
-        except BaseException:
-            # A refused effort (or a cancel) ends the level: no run of it may still go out.
-            for run in runs:
-                run.cancel()
-            await asyncio.gather(*runs, return_exceptions=True)
-            raise
+        tests = await gather_or_cancel(runs)  # a refused effort (or a cancel) ends the level: no run may still go out
         facts = self.facts.get(model)
         return level_result(self.backend, self.suite, model, label, effort is not None, tests, self.repeats, facts)
 
@@ -259,12 +255,16 @@ async def sweep_models(
         raise ValueError(f"repeats must be at least 1, not {repeats}")
     limiter = asyncio.Semaphore(max(1, concurrency))
     sweeper = _Sweeper(backend, suite, limiter, observer, on_model, repeats, facts or {}, frozenset(listed))
-    tasks = [asyncio.ensure_future(sweeper.model(m, ordered)) for m in models]
+    # One model's failure (an unwritable history, say) ends the sweep: the others stop here and now,
+    # each keeping what it finished, rather than being cancelled unawaited at the loop's shutdown.
+    return await gather_or_cancel([asyncio.ensure_future(sweeper.model(m, ordered)) for m in models])
+
+
+async def gather_or_cancel(tasks: Sequence[asyncio.Future[T]]) -> list[T]:
+    """Every task's result; when one fails or the caller is cancelled, the others are cancelled and awaited first."""
     try:
         return list(await asyncio.gather(*tasks))
     except BaseException:
-        # One model's failure (an unwritable history, say) ends the sweep: the others stop here and now,
-        # each keeping what it finished, rather than being cancelled unawaited at the loop's shutdown.
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
