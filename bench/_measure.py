@@ -267,7 +267,7 @@ def measure_pool(port: int, label: str, concurrency: int, requests: int, body: b
     """``requests`` POSTs by ``concurrency`` workers through one client: httpx's with C connections, or tsuka's."""
     import httpx
 
-    from tsuka_core.session import make_client
+    from tsuka_core.run.session import make_client
 
     url = f"http://127.0.0.1:{port}/v1/chat/completions"
     headers = {"content-type": "application/json"}

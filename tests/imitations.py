@@ -40,7 +40,7 @@ from loopback import Reply
 from tsuka_core.backends.base import BackendConfig
 from tsuka_core.engine import results
 from tsuka_core.plugins.registry import Registry
-from tsuka_core.session import RunOptions, RunReport, run_benchmark
+from tsuka_core.run.session import RunOptions, RunReport, run_benchmark
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import Effort
 

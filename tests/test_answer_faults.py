@@ -14,7 +14,7 @@ from imitations import LlamaCppImitation, measure
 from loopback import Reply
 
 from tsuka_core.backends.base import ChatResponse
-from tsuka_core.engine.faults import IN_TEXT, answer_fault
+from tsuka_core.engine.answer_faults import IN_TEXT, answer_fault
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.judge.textcalls import text_tool_call
 from tsuka_core.plugins.registry import Registry

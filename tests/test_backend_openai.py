@@ -18,9 +18,9 @@ from tsuka_core.backends import http
 from tsuka_core.backends.base import BackendConfig, ChatRequest, ChatResponse, EffortRejected
 from tsuka_core.backends.http import StatusError, request_json, retry_after_seconds, server_message
 from tsuka_core.backends.openai import OpenAIBackend, outgoing_message
-from tsuka_core.common import redact_url
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.terms import EFFORTS
+from tsuka_core.urls import redact_url
 
 T = TypeVar("T")
 MOCK_URL = "http://mock.test/v1"

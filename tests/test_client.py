@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from tsuka_core.backends.http import request_json
-from tsuka_core.session import make_client
+from tsuka_core.run.session import make_client
 
 ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
 CUTS = 150

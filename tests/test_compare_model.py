@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from tsuka_core.engine.paired import NOISE_TEST, PairedSample, paired_interval
+from tsuka_core.compare.compute import compare
+from tsuka_core.compare.model import COMPARE_VERSION, CategoryDelta, SideInfo
+from tsuka_core.compare.paired import NOISE_TEST, PairedSample, paired_interval
+from tsuka_core.compare.sides import Side, SideCheck, SideLevel, SideTest, load_side
 from tsuka_core.errors import UsageError
 from tsuka_core.judge.scoring import category_score
-from tsuka_core.storage.compare import COMPARE_VERSION, CategoryDelta, SideInfo
-from tsuka_core.storage.compare_compute import compare
-from tsuka_core.storage.compare_sides import Side, SideCheck, SideLevel, SideTest, load_side
 
 
 def _test(name: str, score: float, category: str = "instruction", *, runs: Sequence[float] = ()) -> SideTest:

@@ -24,7 +24,7 @@ import pytest
 
 from tsuka_core.backends.http import MAX_BODY_BYTES, StatusError, request_json
 from tsuka_core.errors import RequestError
-from tsuka_core.session import make_client
+from tsuka_core.run.session import make_client
 
 BLOCK = 1 << 20
 """The zero block a bomb repeats: 1 MiB."""
@@ -36,7 +36,7 @@ CHILD = """
 import asyncio, json, sys
 from tsuka_core.backends.http import request_json
 from tsuka_core.errors import RequestError
-from tsuka_core.session import make_client
+from tsuka_core.run.session import make_client
 
 async def main(url):
     async with make_client(1, 60.0) as client:

@@ -12,15 +12,21 @@ from typing import Annotated, Any, ClassVar, Literal
 import click
 import pytest
 from click.testing import CliRunner
+from devtools import checksdoc, clidoc
 from pydantic import Field
 
 import tsuka_core
-from tsuka_core.cli import clidoc, exits
-from tsuka_core.cli.clidoc import cli_markdown
+from tsuka_core.cli import exits
 from tsuka_core.cli.main import cli
 from tsuka_core.plugins.manager import LoadedPlugin
 from tsuka_core.plugins.registry import Registered, Registry
-from tsuka_core.report.docgen import builtin_only, check_example, checks_markdown
+
+cli_markdown = clidoc.cli_markdown
+builtin_only, check_example, checks_markdown = (
+    checksdoc.builtin_only,
+    checksdoc.check_example,
+    checksdoc.checks_markdown,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -51,13 +57,13 @@ def _one_test_suite(folder: Path, test: dict[str, Any], registry: Registry) -> t
 def test_checks_md_is_the_generated_reference(registry: Registry) -> None:
     expected = checks_markdown(builtin_only(registry))
     assert CHECKS_MD.read_text(encoding="utf-8") == expected, (
-        "docs/checks.md is out of date: run `python -m tsuka_core.report.docgen > docs/checks.md`"
+        "docs/checks.md is out of date: run `python tools/checksdoc.py > docs/checks.md`"
     )
 
 
 def test_docgen_main_prints_the_reference(registry: Registry) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "tsuka_core.report.docgen"], capture_output=True, check=True, cwd=ROOT, timeout=120
+        [sys.executable, "tools/checksdoc.py"], capture_output=True, check=True, cwd=ROOT, timeout=120
     )
     assert done.stdout.decode("utf-8") == checks_markdown(builtin_only(registry))
 
@@ -177,9 +183,7 @@ def test_cli_md_is_the_generated_reference() -> None:
 
 
 def test_clidoc_main_prints_the_reference() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "tsuka_core.cli.clidoc"], capture_output=True, check=True, cwd=ROOT, timeout=120
-    )
+    done = subprocess.run([sys.executable, "tools/clidoc.py"], capture_output=True, check=True, cwd=ROOT, timeout=120)
     assert done.stdout.decode("utf-8") == cli_markdown(cli)
 
 

@@ -20,7 +20,7 @@ from tsuka_core.engine import results
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.judge.checks import run_check
 from tsuka_core.judge.jsontools import json_type_name
-from tsuka_core.session import RunOptions, RunReport, run_benchmark
+from tsuka_core.run.session import RunOptions, RunReport, run_benchmark
 from tsuka_core.suite import model
 from tsuka_core.suite.loading import load_suite
 from tsuka_core.suite.model import Suite

@@ -10,7 +10,7 @@ from gate_helpers import write_store
 
 from tsuka_core import allowed_tools
 from tsuka_core.errors import UsageError
-from tsuka_core.storage.gating import gate_tools, required_tier
+from tsuka_core.gating.allowlist import gate_tools, required_tier
 from tsuka_core.storage.store import BENCHMARK_VERSION, ProfileStore, StoreData
 from tsuka_core.terms import PROFILES_ENV, Tier
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from gate_helpers import profile
 
-from tsuka_core.storage.tiermap import load_tier_map
+from tsuka_core.gating.tiermap import load_tier_map
 from tsuka_core.terms import PROFILES_ENV
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "gating.md"

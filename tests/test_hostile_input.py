@@ -28,12 +28,12 @@ from tsuka_core import Answer, CheckType, Outcome, Registry, ToolCall, extract_j
 from tsuka_core.backends.http import JsonReply, request_json, server_message
 from tsuka_core.backends.openai import parse_completion
 from tsuka_core.cli.main import cli
-from tsuka_core.common import redact_url
 from tsuka_core.errors import RequestError, SuiteError
 from tsuka_core.judge.answer import normalise_tool_call, parse_arguments, strip_reasoning
 from tsuka_core.judge.checks import run_check
 from tsuka_core.judge.patterns import DEFAULT_TIMEOUT
 from tsuka_core.suite.loading import MAX_TEST_FILE_BYTES, load_suite
+from tsuka_core.urls import redact_url
 
 MB = 1024 * 1024
 BOUND = 10.0

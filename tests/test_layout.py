@@ -11,15 +11,17 @@ PACKAGES = ("tsuka_core", "tsuka_checks_builtin")
 
 # The layers of tsuka_core, lowest first: a module may import from its own layer and the ones before it.
 LAYERS = (
-    ("terms", "errors", "common", "textsafe", "plausible"),
+    ("terms", "errors", "textsafe", "urls", "timestamps"),
     ("judge",),
     ("backends",),
     ("plugins",),
     ("suite",),
     ("engine",),
     ("storage",),
+    ("compare",),
+    ("gating",),
     ("report",),
-    ("session",),
+    ("run",),
     ("cli", "__main__"),
 )
 MAX_LINES = 400

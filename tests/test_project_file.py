@@ -290,7 +290,7 @@ def test_init_probe_writes_an_endpoint_for_each_kind_of_server(tmp_path: Path) -
 
 
 def test_the_documented_example_is_a_valid_project_file(tmp_path: Path) -> None:
-    from tsuka_core.cli.projectfile import load_project
+    from tsuka_core.run.projectfile import load_project
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "project-file.md").read_text(encoding="utf-8")
     (example,) = re.findall(r"```toml\n(.*?)```", page, flags=re.DOTALL)

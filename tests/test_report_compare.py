@@ -17,15 +17,15 @@ from html_values import Values
 from loopback import LoopbackServer, Reply
 from test_htmlreport import BROWSER, INJECTED, NEEDS_CHROMIUM, chromium, console_messages, dom_of, read_png
 
+from tsuka_core.compare import model
+from tsuka_core.compare.compute import compare
+from tsuka_core.compare.model import Comparison
+from tsuka_core.compare.sides import load_side
 from tsuka_core.report.compare_html import render_comparison, write_comparison
+from tsuka_core.report.compare_page import page_of
 from tsuka_core.report.compare_svg import diff_bar, nice_scale, signed_pct
-from tsuka_core.report.compare_view import page_of
 from tsuka_core.report.figures import pct
 from tsuka_core.report.html import CSP
-from tsuka_core.storage import compare as model
-from tsuka_core.storage.compare import Comparison
-from tsuka_core.storage.compare_compute import compare
-from tsuka_core.storage.compare_sides import load_side
 
 HOSTILE_NAME = f"frase {INJECTED}"
 """The name the first test of the suite is given: markup that would run if the page did not escape it."""

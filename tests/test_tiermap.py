@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tsuka_core.errors import UsageError
-from tsuka_core.storage.tiermap import TierMap, load_tier_map, tool_name
+from tsuka_core.gating.tiermap import TierMap, load_tier_map, tool_name
 
 
 def test_an_exact_name_beats_a_glob_listed_before_or_after_it() -> None:

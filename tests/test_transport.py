@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tsuka_core.session import make_client
+from tsuka_core.run.session import make_client
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

@@ -14,8 +14,8 @@ from loopback import LoopbackServer
 
 from tsuka_core.backends.base import BackendConfig
 from tsuka_core.backends.openai import OpenAIBackend
-from tsuka_core.common import redact_url, url_secrets
 from tsuka_core.errors import BackendError
+from tsuka_core.urls import redact_url, url_secrets
 
 pytestmark = pytest.mark.usefixtures("fast_retries")
 SECRET = "S3cr3t-Value"

@@ -53,7 +53,7 @@ def register_backends(register: RegisterBackend) -> None:
 @hookimpl
 def register_suites(register: RegisterSuite) -> None:
     """Register the default suite, and the extended suite once its test files are installed."""
-    from tsuka_core.storage.suites import DEFAULT_SUITE
+    from tsuka_core.suite.identity import DEFAULT_SUITE
     from tsuka_core.suite.loading import default_suite_path, suite_files
 
     register(DEFAULT_SUITE, default_suite_path())

@@ -12,8 +12,6 @@ from .backends.base import run_seed as run_seed
 from .backends.http import JsonReply as JsonReply
 from .backends.http import StatusError as StatusError
 from .backends.http import request_json as request_json
-from .common import redact_url as redact_url
-from .common import url_secrets as url_secrets
 
 # Errors the user must fix.
 from .errors import BackendError as BackendError
@@ -22,6 +20,8 @@ from .errors import RequestError as RequestError
 from .errors import StoreError as StoreError
 from .errors import SuiteError as SuiteError
 from .errors import TsukaError as TsukaError
+from .gating.allowlist import allowed_tools as allowed_tools
+from .gating.allowlist import gate_tools as gate_tools
 
 # Writing a check type.
 from .judge.answer import Answer as Answer
@@ -44,11 +44,9 @@ from .plugins.hookspecs import hookimpl as hookimpl
 # Using tsuka as a library.
 from .plugins.registry import Registry as Registry
 from .plugins.registry import load_registry as load_registry
-from .session import RunOptions as RunOptions
-from .session import RunReport as RunReport
-from .session import run_benchmark as run_benchmark
-from .storage.gating import allowed_tools as allowed_tools
-from .storage.gating import gate_tools as gate_tools
+from .run.session import RunOptions as RunOptions
+from .run.session import RunReport as RunReport
+from .run.session import run_benchmark as run_benchmark
 from .storage.store import ProfileStore as ProfileStore
 from .suite.loading import load_suite as load_suite
 from .suite.loading import suite_hash as suite_hash
@@ -57,3 +55,5 @@ from .terms import CATEGORIES as CATEGORIES
 from .terms import EFFORTS as EFFORTS
 from .terms import TIERS as TIERS
 from .terms import Effort as Effort
+from .urls import redact_url as redact_url
+from .urls import url_secrets as url_secrets

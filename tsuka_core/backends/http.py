@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 from tsuka_core.backends.bounded import ACCEPT_ENCODING, read_bounded
 from tsuka_core.backends.tls import certificate_refused
-from tsuka_core.common import redact_url
 from tsuka_core.errors import RequestError
 from tsuka_core.textsafe import scrub
+from tsuka_core.urls import redact_url
 
 if TYPE_CHECKING:  # httpx and asyncio load when a request is made: 'tsuka validate' never needs them
     import httpx

@@ -21,10 +21,10 @@ from tsuka_core.backends.base import (
 )
 from tsuka_core.backends.http import JsonReply, StatusError, request_json
 from tsuka_core.backends.serverinfo import count, facts_from_props, reasoning_tokens, server_timings
-from tsuka_core.common import redact_url, url_secrets
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.judge.answer import ToolCall, normalise_tool_calls, strip_reasoning
 from tsuka_core.terms import Effort
+from tsuka_core.urls import redact_url, url_secrets
 
 if TYPE_CHECKING:
     import asyncio

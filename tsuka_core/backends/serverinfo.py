@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tsuka_core.backends.base import ServerFacts
-from tsuka_core.plausible import token_count
+from tsuka_core.backends.plausible import token_count
 
 __all__ = ["count", "facts_from_props", "reasoning_tokens", "server_timings"]
 

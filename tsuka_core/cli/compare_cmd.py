@@ -11,7 +11,7 @@ import click
 from tsuka_core.cli.options import history_db_option, profiles_option
 
 if TYPE_CHECKING:
-    from tsuka_core.storage.compare import Comparison
+    from tsuka_core.compare.model import Comparison
 
 __all__ = ["COMMANDS", "compare"]
 
@@ -74,10 +74,10 @@ def compare(
     then only the tests both have are compared, and category scores and tiers
     are recomputed on them for both sides.
     """
-    from tsuka_core.cli.compare_view import comparison_lines, details_lines, print_lines
+    from tsuka_core.cli.compare_text import comparison_lines, details_lines, print_lines
     from tsuka_core.cli.exits import REGRESSED
-    from tsuka_core.storage.compare_compute import compare as compare_sides
-    from tsuka_core.storage.compare_sides import load_side
+    from tsuka_core.compare.compute import compare as compare_sides
+    from tsuka_core.compare.sides import load_side
     from tsuka_core.storage.history import default_history_path
 
     if json_path is not None:

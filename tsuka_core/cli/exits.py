@@ -1,6 +1,6 @@
 """The exit statuses of the ``tsuka`` command, declared once: what each means and which command ends with it.
 
-``docs/cli.md`` is generated from these tables (``tsuka_core.cli.clidoc``),
+``docs/cli.md`` is generated from these tables (``tools.clidoc``),
 so what the page says about a command's exit status is what is declared here.
 """
 

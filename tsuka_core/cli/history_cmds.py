@@ -12,7 +12,7 @@ import click
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from tsuka_core.session import RunReport
+    from tsuka_core.run.session import RunReport
     from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredTest
 
 from tsuka_core.cli.options import history_db_option, profiles_option
@@ -315,7 +315,7 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
     from tsuka_core.cli.display import level_summary
     from tsuka_core.cli.exits import FAILED
     from tsuka_core.plugins.registry import load_registry
-    from tsuka_core.storage.rescore import rescore_run, tests_needing_live_run
+    from tsuka_core.run.rescore import rescore_run, tests_needing_live_run
     from tsuka_core.suite.loading import load_suite
 
     registry = load_registry()

@@ -12,7 +12,7 @@ from tsuka_core.cli.options import effort_choice, profiles_option
 from tsuka_core.cli.suite_param import SUITE_TYPE
 
 if TYPE_CHECKING:
-    from tsuka_core.storage.suites import SuiteHashes
+    from tsuka_core.suite.identity import SuiteHashes
 
 __all__ = ["COMMANDS"]
 
@@ -32,7 +32,7 @@ EFFORT = click.option(
 
 def _suite_hashes(suite: Path | None) -> SuiteHashes:
     """The hash each profile is judged against: ``--suite``'s, else that of the suite the profile names."""
-    from tsuka_core.storage.suites import SuiteHashes
+    from tsuka_core.suite.identity import SuiteHashes
 
     return SuiteHashes(suite)
 
@@ -84,7 +84,7 @@ def tier(model: str, effort: str | None, profiles: Path, suite: Path | None) -> 
 
     A model without a valid profile is small (the safe side), and is said to be unprofiled.
     """
-    from tsuka_core.storage.gating import gate_tools
+    from tsuka_core.gating.allowlist import gate_tools
     from tsuka_core.storage.store import ProfileStore
 
     result = gate_tools([], model, ProfileStore(profiles), _suite_hashes(suite), effort)  # type: ignore[arg-type]
@@ -139,10 +139,10 @@ def gate(
     when --tiers is given). Without a valid profile at the effort the model is small.
     """
     from tsuka_core.errors import UsageError
-    from tsuka_core.storage import gating
+    from tsuka_core.gating import allowlist as gating
+    from tsuka_core.gating.tiermap import load_tier_map, tool_name
+    from tsuka_core.gating.toolformats import read_tools_document
     from tsuka_core.storage.store import ProfileStore
-    from tsuka_core.storage.tiermap import load_tier_map, tool_name
-    from tsuka_core.storage.toolformats import read_tools_document
 
     if fmt is not None and as_json:
         raise UsageError("use --format or --json, not both")

@@ -14,8 +14,8 @@ import click
 from click.core import ParameterSource
 
 if TYPE_CHECKING:
-    from tsuka_core.cli.projectfile import Endpoint, Project
-    from tsuka_core.session import RunOptions
+    from tsuka_core.run.projectfile import Endpoint, Project
+    from tsuka_core.run.session import RunOptions
 
 __all__ = ["endpoint_plan", "project_options"]
 
@@ -52,7 +52,7 @@ def project_options(func: F) -> F:
     @click.option("--show-config", is_flag=True, help="Print the settings the run would use (secrets masked) and exit.")
     @functools.wraps(func)
     def wrapper(config_file: Path | None, show_config: bool, **kwargs: Any) -> Any:
-        from tsuka_core.cli.projectfile import load_project
+        from tsuka_core.run.projectfile import load_project
 
         ctx = click.get_current_context()
         project = load_project(config_file)
@@ -74,7 +74,7 @@ def from_command_line(ctx: click.Context, name: str) -> bool:
 
 def merge(ctx: click.Context, project: Project, values: dict[str, Any]) -> None:
     """Set each option the file holds unless the command line gave it (the file wins over defaults and variables)."""
-    from tsuka_core.cli.projectfile import PATH_KEYS
+    from tsuka_core.run.projectfile import PATH_KEYS
 
     data = project.data
     for key in _FILE_KEYS:
@@ -90,8 +90,8 @@ def merge(ctx: click.Context, project: Project, values: dict[str, Any]) -> None:
 
 def shown(ctx: click.Context, project: Project | None, values: dict[str, Any]) -> dict[str, Any]:
     """The merged settings as JSON, with every secret masked."""
-    from tsuka_core.common import redact_url
     from tsuka_core.storage.recorder import safe_options
+    from tsuka_core.urls import redact_url
 
     settings = {key: list(v) if isinstance(v, tuple) else v for key, v in values.items()}
     if settings.get("base_url"):

@@ -85,10 +85,10 @@ def _run_page(output: Path, ref: str, history: Path) -> None:
 
 def _comparison_page(output: Path, refs: tuple[str, str], history: Path, store: Path, *, common_tests: bool) -> None:
     """Write the comparison page of the two sides ``refs`` names to ``output``."""
+    from tsuka_core.compare.compute import compare
+    from tsuka_core.compare.sides import load_side
     from tsuka_core.report.compare_html import write_comparison
-    from tsuka_core.report.compare_view import page_of
-    from tsuka_core.storage.compare_compute import compare
-    from tsuka_core.storage.compare_sides import load_side
+    from tsuka_core.report.compare_page import page_of
 
     a, b = (load_side(ref, history, store) for ref in refs)
     comparison = compare(a, b, common_tests=common_tests)

@@ -10,8 +10,8 @@ import click
 from tsuka_core.cli.ci_files import ci_files_always
 from tsuka_core.cli.options import effort_choice, history_db_option, profiles_option, tier_choice
 from tsuka_core.cli.project_run import endpoint_plan, project_options
-from tsuka_core.cli.stopping import run_stoppable
 from tsuka_core.cli.suite_param import SUITE_TYPE
+from tsuka_core.run.stopping import run_stoppable
 from tsuka_core.terms import EFFORTS
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
     print_records(report, values, to_stderr=to_stderr)
     if values.get("junit") or values.get("json_file"):
         from tsuka_core.cli.ci_files import write_ci_files
-        from tsuka_core.cli.report import report_json
+        from tsuka_core.cli.run_summary import report_json
 
         write_ci_files(values, levels, report_json(report))
     if not report.ok:
@@ -134,7 +134,7 @@ def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
     minimum = values.get("min_tier")
     if not minimum:
         return
-    from tsuka_core.report.junit import below_tier
+    from tsuka_core.gating.min_tier import below_tier
 
     below = below_tier(levels, report.recommendations, minimum, [s.model for s in report.sweeps])
     for line in below:
@@ -145,7 +145,7 @@ def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
 
 def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int | None) -> None:
     """Say what an interrupted run kept, write the CI files saying it was interrupted, and exit 130 (143, 129)."""
-    from tsuka_core.cli.stopping import exit_status, signal_name
+    from tsuka_core.run.stopping import exit_status, signal_name
 
     kept = ", ".join(report.profiles)
     said = f"kept {len(report.profiles)} complete level(s) in {profiles}: {kept}" if kept else "nothing was stored"
@@ -154,7 +154,7 @@ def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int
     click.echo(f"tsuka: {line}", err=True)
     if values.get("junit") or values.get("json_file"):
         from tsuka_core.cli.ci_files import write_ci_files
-        from tsuka_core.cli.report import report_json
+        from tsuka_core.cli.run_summary import report_json
 
         levels = [level for swept in report.sweeps for level in swept.levels]
         write_ci_files(values, levels, {**report_json(report), "interrupted": True, "error": line}, line)
@@ -258,10 +258,10 @@ def run(
     kept), 2 for bad input, 3 when --min-tier is given and a model is below it.
     """
 
-    from tsuka_core.cli.endpoint_sweep import run_endpoints
     from tsuka_core.cli.progress import make_progress
     from tsuka_core.plugins.registry import load_registry
-    from tsuka_core.session import RunOptions, run_benchmark
+    from tsuka_core.run.endpoints import run_endpoints
+    from tsuka_core.run.session import RunOptions, run_benchmark
     from tsuka_core.suite.loading import load_suite
 
     registry = load_registry()
@@ -289,7 +289,7 @@ def run(
         report, signum = run_stoppable(job)
     if report.interrupted:
         interrupted(report, profiles, values, signum)
-    from tsuka_core.cli.report import print_report, report_json
+    from tsuka_core.cli.run_summary import print_report, report_json
 
     print_report(report, profiles, to_stderr=as_json)
     if as_json:
@@ -306,7 +306,7 @@ def models(**values: Any) -> None:
     import asyncio
 
     from tsuka_core.plugins.registry import load_registry
-    from tsuka_core.session import choose_backend, make_backend, make_client
+    from tsuka_core.run.session import choose_backend, make_backend, make_client
 
     config = make_config(values)
 

@@ -84,7 +84,7 @@ def schema(project: bool) -> None:
       tsuka schema > tsuka-test.schema.json
     """
     if project:
-        from tsuka_core.cli.projectfile import project_schema
+        from tsuka_core.run.projectfile import project_schema
 
         click.echo(json.dumps(project_schema(), indent=2, ensure_ascii=False))
         return

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tsuka_core.backends.base import ServerFacts
-from tsuka_core.engine.faults import FAULT_FIELDS
+from tsuka_core.engine.answer_faults import FAULT_FIELDS
 from tsuka_core.engine.metrics import avg_reasoning_tokens, level_speed
 from tsuka_core.engine.results import LevelResult, TestResult
 

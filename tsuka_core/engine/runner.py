@@ -9,8 +9,8 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortRejected
-from tsuka_core.engine.faults import answer_fault
-from tsuka_core.engine.gate import refuses_model
+from tsuka_core.engine.answer_faults import answer_fault
+from tsuka_core.engine.first_request import refuses_model
 from tsuka_core.engine.results import CheckResult, StepResult, TestResult
 from tsuka_core.errors import RequestError
 from tsuka_core.judge.answer import Answer, ToolCall
@@ -92,7 +92,7 @@ async def run_test(
 
     A request that fails for good ends the test with status ``error`` (its
     cause kept); :class:`EffortRejected` propagates so the sweep can measure the
-    model without efforts, and :class:`~tsuka_core.engine.gate.ModelRefused`
+    model without efforts, and :class:`~tsuka_core.engine.first_request.ModelRefused`
     (a 401, 403 or 404) so that it stops the model.
     """
     messages: list[Mapping[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []

@@ -9,7 +9,7 @@ from typing import Protocol, TypeVar
 
 from tsuka_core.backends.base import Backend, EffortRejected, ServerFacts
 from tsuka_core.engine.confidence import with_confidence
-from tsuka_core.engine.gate import FirstAlone, ModelRefused
+from tsuka_core.engine.first_request import FirstAlone, ModelRefused
 from tsuka_core.engine.measured import effort_effective, measured_fields
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
 from tsuka_core.engine.results import LevelResult, TestResult, group_runs

@@ -14,11 +14,11 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
-from tsuka_core.common import format_tested_at
+from tsuka_core.report.compare_page import PageView
 from tsuka_core.report.compare_svg import signed_pct
-from tsuka_core.report.compare_view import PageView
 from tsuka_core.report.figures import pct
 from tsuka_core.report.html import CSP
+from tsuka_core.timestamps import format_tested_at
 
 __all__ = ["render_comparison", "write_comparison"]
 

@@ -22,12 +22,12 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
-from tsuka_core.common import format_tested_at
 from tsuka_core.engine.confidence import BORDERLINE
 from tsuka_core.report.figures import CATEGORY_SHORT, pct
 from tsuka_core.report.html_view import efforts_of, models_of, run_grid, run_scores, run_shown, score_class, shown
 from tsuka_core.storage.history_query import StoredRun
 from tsuka_core.terms import CATEGORIES
+from tsuka_core.timestamps import format_tested_at
 
 __all__ = ["CSP", "render_report", "write_report"]
 

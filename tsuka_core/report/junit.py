@@ -1,4 +1,4 @@
-"""What a run tells CI: its JUnit XML (a test case per model@effort and test run) and the minimum-tier gate.
+"""What a run tells CI: its JUnit XML, a test case per model@effort and test run.
 
 In the XML, a wrong answer (a failed check, a step never sent because the
 chain broke) is a ``<failure>``; a request that failed for good (the server,
@@ -16,10 +16,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from tsuka_core.engine.results import CheckResult, LevelResult, TestResult
-from tsuka_core.judge.scoring import tier_rank
-from tsuka_core.terms import Tier
 
-__all__ = ["below_tier", "junit_xml", "write_junit"]
+__all__ = ["junit_xml", "write_junit"]
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -143,23 +141,3 @@ def _run_error(parent: ET.Element, error: str) -> tuple[int, int, int, float]:
     case = ET.SubElement(suite, "testcase", {"classname": "tsuka", "name": "run", "time": "0.000"})
     ET.SubElement(case, "error", {"type": "RunError", "message": _xml_text(error)})
     return (1, 0, 1, 0.0)
-
-
-def below_tier(
-    levels: Sequence[LevelResult], recommendations: dict[str, str], minimum: Tier, models: Sequence[str] = ()
-) -> list[str]:
-    """One line per model whose tier at its recommended effort is below ``minimum``.
-
-    A model measured (it is in ``models`` or has a level) but without a
-    recommendation, because no level of it could be stored, counts as below.
-    """
-    names = list(dict.fromkeys([*models, *(level.model for level in levels)]))
-    problems: list[str] = []
-    for model in names:
-        effort = recommendations.get(model)
-        level = next((lv for lv in levels if lv.model == model and lv.effort == effort), None)
-        if level is None:
-            problems.append(f"{model}: no level could be stored, so it has no tier (needs {minimum})")
-        elif tier_rank(level.tier) < tier_rank(minimum):
-            problems.append(f"{model}@{effort} is {level.tier}, below the minimum tier {minimum}")
-    return problems

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tsuka_core.backends.base import ChatResponse
+from tsuka_core.backends.plausible import token_count
 from tsuka_core.judge.answer import ToolCall
-from tsuka_core.plausible import token_count
 from tsuka_core.textsafe import scrub, scrub_text
 
 __all__ = ["MAX_ANSWER_BYTES", "bounded_response_json", "response_from_json", "response_to_json"]

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse
-from tsuka_core.common import format_tested_at, redact_url
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import connect, response_from_json
 from tsuka_core.terms import Effort
+from tsuka_core.timestamps import format_tested_at
+from tsuka_core.urls import redact_url
 
 __all__ = [
     "CACHE_FORMAT",

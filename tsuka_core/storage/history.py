@@ -15,7 +15,7 @@ Layout (``PRAGMA user_version`` is :data:`SCHEMA_VERSION`)::
 
 A run is written one model at a time, each in one transaction, so a crash loses
 at most the model in flight. No API key is ever written: base URLs are stored
-as :func:`~tsuka_core.common.redact_url` leaves them.
+as :func:`~tsuka_core.urls.redact_url` leaves them.
 
 A file of an older layout is upgraded in place, in one transaction, the first
 time it is opened for writing (layout 1 gains ``levels.repeats`` and
@@ -39,11 +39,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tsuka_core.common import format_tested_at
 from tsuka_core.errors import StoreError
 from tsuka_core.storage.answer_json import response_from_json, response_to_json
 from tsuka_core.terms import HISTORY_ENV
 from tsuka_core.textsafe import scrub_text
+from tsuka_core.timestamps import format_tested_at
 
 __all__ = [
     "HISTORY_ENV",

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tsuka_core.common import redact_url
 from tsuka_core.engine.results import UNMEASURED, LevelResult, StepResult, TestResult
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import dumps, now, transaction
 from tsuka_core.textsafe import scrub_text
+from tsuka_core.urls import redact_url
 
 __all__ = ["RunInfo", "RunRecorder", "safe_options"]
 

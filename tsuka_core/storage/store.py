@@ -16,7 +16,6 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from tsuka_core.common import format_tested_at
 from tsuka_core.engine.confidence import level_confidence
 from tsuka_core.engine.results import LevelResult
 from tsuka_core.errors import StoreError
@@ -24,8 +23,9 @@ from tsuka_core.judge.jsontools import loads_strict
 from tsuka_core.judge.scoring import all_categories, tier_rank
 from tsuka_core.storage.files import check_store_link, read_regular_file
 from tsuka_core.storage.layout import dumps_store
-from tsuka_core.storage.suites import suite_label
+from tsuka_core.suite.identity import suite_label
 from tsuka_core.terms import EFFORTS, PROFILES_ENV, TIERS, Effort
+from tsuka_core.timestamps import format_tested_at
 
 __all__ = [
     "BENCHMARK_VERSION",

@@ -10,7 +10,7 @@ from recording_proxy import RecordingProxy
 from tsuka_backend_ollama.backend import OllamaBackend
 
 from tsuka_core import BackendConfig, ChatRequest
-from tsuka_core.session import make_client
+from tsuka_core.run.session import make_client
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 

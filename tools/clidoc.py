@@ -3,9 +3,9 @@
 Every command's usage, help, options (type, default, environment variable)
 and exit statuses (``tsuka_core.cli.exits``) come from the code; the prose
 click cannot know (sample output, links to other pages) is kept in
-``tsuka_core.cli.clidoc_notes``. Regenerate the page with::
+``tools/clidoc_notes.py``. Regenerate the page with::
 
-    python -m tsuka_core.cli.clidoc > docs/cli.md
+    python tools/clidoc.py > docs/cli.md
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import click
+import clidoc_notes
 
-from tsuka_core.cli import clidoc_notes, exits
+from tsuka_core.cli import exits
 
 __all__ = ["REGENERATE", "cli_markdown", "commands", "main", "param_row"]
 
-REGENERATE = "python -m tsuka_core.cli.clidoc > docs/cli.md"
+REGENERATE = "python tools/clidoc.py > docs/cli.md"
 """The command that rewrites ``docs/cli.md``."""
 
 ORDER = (

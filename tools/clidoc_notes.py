@@ -2,7 +2,7 @@
 
 Everything else on that page (usage, help, options, environment variables
 read through options, exit statuses) is generated from the commands by
-``tsuka_core.cli.clidoc``. A note is Markdown, keyed by command path.
+``tools/clidoc.py``. A note is Markdown, keyed by command path.
 """
 
 from __future__ import annotations

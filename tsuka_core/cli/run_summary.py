@@ -9,7 +9,7 @@ from rich.text import Text
 
 from tsuka_core.cli.display import console, level_summary, tier_text
 from tsuka_core.engine.results import LevelResult
-from tsuka_core.session import RunReport
+from tsuka_core.run.session import RunReport
 
 __all__ = ["print_report", "report_json"]
 

@@ -13,11 +13,11 @@ from tsuka_core.errors import TsukaError, UsageError
 
 if TYPE_CHECKING:
     from tsuka_core.backends.base import BackendConfig
-    from tsuka_core.cli.projectfile import Endpoint
     from tsuka_core.engine.results import TestResult
     from tsuka_core.engine.sweep import ModelSweep, SweepObserver
     from tsuka_core.plugins.registry import Registry
-    from tsuka_core.session import RunOptions, RunReport
+    from tsuka_core.run.projectfile import Endpoint
+    from tsuka_core.run.session import RunOptions, RunReport
     from tsuka_core.storage.recorder import RunRecorder
     from tsuka_core.suite.model import Suite
     from tsuka_core.terms import Effort
@@ -48,7 +48,7 @@ async def run_endpoints(
     set, or that fails, is named in the report's failures; the others go on.
     When no endpoint has the key it needs, nothing runs (a UsageError).
     """
-    from tsuka_core.session import RunReport
+    from tsuka_core.run.session import RunReport
 
     failed: list[str] = []
     listed = await _ready(plan, registry, observer, failed)
@@ -99,7 +99,7 @@ def _benchmark(
     item: Listed, suite: Suite, registry: Registry, observer: SweepObserver, recorder: RunRecorder | None
 ) -> Coroutine[Any, Any, RunReport]:
     """The run of one listed endpoint, its levels going into the shared history run."""
-    from tsuka_core.session import run_benchmark
+    from tsuka_core.run.session import run_benchmark
 
     named = Named(observer, item.endpoint.name, item.options.store_names)
     return run_benchmark(item.options, suite, registry, named, recorder)
@@ -141,7 +141,7 @@ def _keyed(endpoint: Endpoint, config: BackendConfig) -> BackendConfig:
 
 async def _listed(endpoint: Endpoint, options: RunOptions, registry: Registry) -> Listed:
     """The endpoint's backend, provider and models: those the file names, else every model the server lists."""
-    from tsuka_core.session import choose_backend, make_backend, make_client
+    from tsuka_core.run.session import choose_backend, make_backend, make_client
 
     async with make_client(1, options.config.timeout, options.proxy) as client:
         backend = make_backend(registry, choose_backend(options.backend, options.config), options.config, client)
@@ -169,10 +169,10 @@ def _named(listed: Sequence[Listed], observer: SweepObserver) -> list[Listed]:
 
 async def _recorder(listed: Sequence[Listed], failed: Sequence[str], suite: Suite) -> RunRecorder | None:
     """The one history run every endpoint records into, or None without a history (or an endpoint to run)."""
-    from tsuka_core.common import redact_url
-    from tsuka_core.session import run_settings
+    from tsuka_core.run.session import run_settings
     from tsuka_core.storage.recorder import RunInfo, RunRecorder, safe_options
     from tsuka_core.terms import EFFORTS
+    from tsuka_core.urls import redact_url
 
     path = listed[0].options.history_path if listed else None
     if path is None:
@@ -236,7 +236,7 @@ def _failure(exc: BaseException) -> str:
 
 def _merged(suite: Suite, reports: Sequence[tuple[Listed, RunReport | BaseException]], failed: list[str]) -> RunReport:
     """One report of every endpoint's: its sweeps and levels named as stored (``NAME:model`` on a clash)."""
-    from tsuka_core.session import RunReport
+    from tsuka_core.run.session import RunReport
 
     merged = RunReport("", "", suite, failed=list(failed))
     backends, providers = [], []

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from tsuka_core.errors import UsageError
+from tsuka_core.gating.tiermap import TierMap, tool_name
 from tsuka_core.judge.scoring import tier_rank
 from tsuka_core.storage.store import ProfileStore, StoreData, profile_key, profile_status
-from tsuka_core.storage.tiermap import TierMap, tool_name
 from tsuka_core.terms import EFFORTS, PROFILES_ENV, TIERS, Effort, Tier
 
 if TYPE_CHECKING:
@@ -166,8 +166,8 @@ def allowed_tools(
     import os
     from pathlib import Path
 
-    from tsuka_core.storage.suites import SuiteHashes
-    from tsuka_core.storage.tiermap import load_tier_map
+    from tsuka_core.gating.tiermap import load_tier_map
+    from tsuka_core.suite.identity import SuiteHashes
 
     tier_map = (
         None if tiers is None else TierMap.parse(tiers) if isinstance(tiers, Mapping) else load_tier_map(Path(tiers))

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tsuka_core.errors import UsageError
-from tsuka_core.storage.tiermap import tool_name
+from tsuka_core.gating.tiermap import tool_name
 
 __all__ = ["ToolFormat", "ToolsDocument", "read_tools_document"]
 

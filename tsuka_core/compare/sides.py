@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from tsuka_core.compare.model import SideInfo, TestStatus
 from tsuka_core.errors import StoreError, SuiteError, UsageError
 from tsuka_core.judge.scoring import mean_score
-from tsuka_core.storage.compare import SideInfo, TestStatus
 from tsuka_core.storage.history_query import StoredLevel, StoredTest, StoredTestRuns, is_run_ref, load_run
 from tsuka_core.storage.store import BENCHMARK_VERSION, ProfileStore, profile_key
-from tsuka_core.storage.suites import SuiteHashes, suite_label
+from tsuka_core.suite.identity import SuiteHashes, suite_label
 
 __all__ = ["Side", "SideCheck", "SideLevel", "SideTest", "load_side", "suite_weights"]
 

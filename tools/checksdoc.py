@@ -2,7 +2,7 @@
 
 Regenerate the page for the built-in check types with::
 
-    python -m tsuka_core.report.docgen > docs/checks.md
+    python tools/checksdoc.py > docs/checks.md
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tsuka_core.plugins.registry import Registered, Registry, load_registry
 
 __all__ = ["REGENERATE", "builtin_only", "check_example", "checks_markdown", "main"]
 
-REGENERATE = "python -m tsuka_core.report.docgen > docs/checks.md"
+REGENERATE = "python tools/checksdoc.py > docs/checks.md"
 """The command that rewrites ``docs/checks.md``."""
 
 Schema = dict[str, Any]

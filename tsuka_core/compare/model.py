@@ -1,7 +1,7 @@
 """What ``tsuka compare`` finds between two measurements: per paired level, tiers, category deltas and changed tests.
 
-The model is computed by :func:`tsuka_core.storage.compare_compute.compare` from
-two sides (:mod:`tsuka_core.storage.compare_sides`); :meth:`Comparison.to_json`
+The model is computed by :func:`tsuka_core.compare.compute.compare` from
+two sides (:mod:`tsuka_core.compare.sides`); :meth:`Comparison.to_json`
 gives its stable JSON form (``COMPARE_VERSION``), documented in ``docs/compare.md``.
 """
 
@@ -221,7 +221,7 @@ class Comparison:
     """Only the tests both sides have were compared (``--common-tests``); category scores and tiers recomputed."""
     levels: tuple[LevelComparison, ...]
     noise_test: str
-    """How "beyond noise" was decided (:data:`tsuka_core.engine.paired.NOISE_TEST`)."""
+    """How "beyond noise" was decided (:data:`tsuka_core.compare.paired.NOISE_TEST`)."""
     notes: tuple[str, ...] = ()
     unpaired_a: tuple[str, ...] = ()
     """Levels of side A with no counterpart on side B."""

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from tsuka_core.compare.model import CategoryDelta, Comparison, LevelComparison, SideInfo, TestChange
 from tsuka_core.judge.scoring import tier_rank
 from tsuka_core.report.compare_svg import diff_bar, nice_scale
 from tsuka_core.report.figures import pct
-from tsuka_core.storage.compare import CategoryDelta, Comparison, LevelComparison, SideInfo, TestChange
 
 __all__ = ["CategoryRow", "ChangeRow", "LevelRow", "PageView", "SideView", "page_of"]
 

@@ -1,13 +1,10 @@
-"""Computing a :class:`~tsuka_core.storage.compare.Comparison` from two sides: pairing, deltas and noise."""
+"""Computing a :class:`~tsuka_core.compare.model.Comparison` from two sides: pairing, deltas and noise."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tsuka_core.engine.paired import NOISE_TEST, PairedSample, paired_interval
-from tsuka_core.errors import UsageError
-from tsuka_core.judge.scoring import category_score, round_half_up, tier_for
-from tsuka_core.storage.compare import (
+from tsuka_core.compare.model import (
     CategoryDelta,
     CheckFlip,
     Comparison,
@@ -15,7 +12,10 @@ from tsuka_core.storage.compare import (
     LevelComparison,
     TestChange,
 )
-from tsuka_core.storage.compare_sides import Side, SideLevel, SideTest
+from tsuka_core.compare.paired import NOISE_TEST, PairedSample, paired_interval
+from tsuka_core.compare.sides import Side, SideLevel, SideTest
+from tsuka_core.errors import UsageError
+from tsuka_core.judge.scoring import category_score, round_half_up, tier_for
 from tsuka_core.terms import CATEGORIES
 
 __all__ = ["compare", "pair_levels"]

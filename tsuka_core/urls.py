@@ -1,19 +1,12 @@
-"""Small helpers used by several layers: timestamps as stored, and URLs without their secrets."""
+"""URLs without their secrets: what is shown of a URL, and the secret parts to mask wherever a server echoes them."""
 
 from __future__ import annotations
 
 import base64
 import re
-from datetime import UTC, datetime
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["format_tested_at", "redact_url", "url_secrets"]
-
-
-def format_tested_at(moment: datetime) -> str:
-    """ISO-8601 in UTC with milliseconds and ``Z`` (``2026-12-02T10:31:05.123Z``); naive times are local."""
-    utc = moment.astimezone(UTC)
-    return f"{utc:%Y-%m-%dT%H:%M:%S}.{utc.microsecond // 1000:03d}Z"
+__all__ = ["redact_url", "url_secrets"]
 
 
 def redact_url(url: str) -> str:

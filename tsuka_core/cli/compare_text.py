@@ -14,7 +14,7 @@ from tsuka_core.cli.display import console, tier_text
 from tsuka_core.cli.transcript import transcript
 
 if TYPE_CHECKING:
-    from tsuka_core.storage.compare import (
+    from tsuka_core.compare.model import (
         CategoryDelta,
         Comparison,
         Direction,
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         SideInfo,
         TestChange,
     )
-    from tsuka_core.storage.compare_sides import Side, SideTest
+    from tsuka_core.compare.sides import Side, SideTest
 
 __all__ = ["comparison_lines", "details_lines", "print_lines"]
 
