@@ -220,7 +220,7 @@ class Backend:
     def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
         """Facts to store with the profile of ``model`` at ``effort`` (``None``: not applied); default none.
 
-        Keys must not be the reference profile's own fields. The embedded backend
+        Keys must not be the standard profile fields TSUKA writes. The embedded backend
         records its pinned sampling here.
         """
         del model, effort

@@ -6,7 +6,6 @@ import functools
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -111,29 +110,8 @@ def shown(ctx: click.Context, project: Project | None, values: dict[str, Any]) -
 
 def endpoint_plan(base: RunOptions, models: Sequence[str]) -> list[tuple[Endpoint, RunOptions]]:
     """One RunOptions per endpoint of the project file, or none when the command line names its own server."""
+    from tsuka_core.run import plan
+
     ctx = click.get_current_context()
-    project: Project | None = ctx.meta.get(_PROJECT)
-    if project is None or not project.data.endpoints:
-        return []
-    if any(m != "all" for m in models) or any(from_command_line(ctx, k) for k in ("base_url", "backend", "model_path")):
-        return []
-    plan = []
-    for endpoint in project.data.endpoints:
-        pairs = {**base.config.options, **{k: _text(v) for k, v in endpoint.options.items()}}
-        config = replace(base.config, base_url=endpoint.base_url, options=pairs)
-        efforts = base.efforts
-        if endpoint.efforts and not from_command_line(ctx, "efforts"):
-            efforts = tuple(endpoint.efforts)
-        concurrency = base.concurrency
-        if endpoint.concurrency and not from_command_line(ctx, "concurrency"):
-            concurrency = endpoint.concurrency
-        wanted = () if endpoint.models == "all" else tuple(endpoint.models)
-        options = replace(
-            base, models=wanted, backend=endpoint.backend, config=config, efforts=efforts, concurrency=concurrency
-        )
-        plan.append((endpoint, replace(options, endpoint=endpoint.name)))
-    return plan
-
-
-def _text(value: str | int | float | bool) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
+    given = [key for key in ("efforts", "concurrency", *plan.ENDPOINT_OVERRIDES) if from_command_line(ctx, key)]
+    return plan.endpoint_plan(base, ctx.meta.get(_PROJECT), models, given)

@@ -260,8 +260,8 @@ def run(
 
     from tsuka_core.cli.progress import make_progress
     from tsuka_core.plugins.registry import load_registry
-    from tsuka_core.run.endpoints import run_endpoints
-    from tsuka_core.run.session import RunOptions, run_benchmark
+    from tsuka_core.run.plan import measure
+    from tsuka_core.run.session import RunOptions
     from tsuka_core.suite.loading import load_suite
 
     registry = load_registry()
@@ -281,12 +281,7 @@ def run(
     )
     plan = endpoint_plan(options, models)
     with make_progress() as progress:
-        job = (
-            run_endpoints(plan, loaded, registry, progress)
-            if plan
-            else run_benchmark(options, loaded, registry, progress)
-        )
-        report, signum = run_stoppable(job)
+        report, signum = run_stoppable(measure(options, loaded, registry, progress, plan))
     if report.interrupted:
         interrupted(report, profiles, values, signum)
     from tsuka_core.cli.run_summary import print_report, report_json

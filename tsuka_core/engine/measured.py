@@ -1,4 +1,4 @@
-"""The profile fields this engine measures beyond the reference's: speed sources, server facts, answer kinds."""
+"""The profile fields this engine measures beyond the TypeScript TSUKA's: speed sources, server facts, answer kinds."""
 
 from __future__ import annotations
 

@@ -196,7 +196,7 @@ class LevelResult:
     repeats: int = 1
     """How many times each test was run (``--repeats``)."""
     measured: Mapping[str, Any] = field(default_factory=dict)
-    """This engine's own profile fields beyond the reference's (``speedSource``, ``server``...), in profile form."""
+    """Profile fields beyond those TSUKA writes (``speedSource``, ``server``...), in profile form."""
     confidence: Confidence | None = None
     """The bootstrap of the level's tests, set once by the sweep; None: not computed yet (see ``level_confidence``)."""
 

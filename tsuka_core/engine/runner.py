@@ -1,4 +1,4 @@
-"""Run one test's steps against a backend, in order, and judge every check (spec section 3)."""
+"""Run one test's steps against a backend, in order, and judge every check (docs/contract.md §3)."""
 
 from __future__ import annotations
 

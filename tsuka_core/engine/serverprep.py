@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tsuka_core.backends.base import Backend, ServerFacts
-from tsuka_core.engine.sweep import SweepObserver, gather_or_cancel
+from tsuka_core.engine.sweep import SweepObserver
+from tsuka_core.engine.taskgroups import all_or_none
 from tsuka_core.errors import BackendError, RequestError, UsageError
 
 __all__ = [
@@ -49,12 +49,12 @@ async def prepare(backend: Backend, asked: Backend, requested: Sequence[str], ob
     if not wanted or len(wanted) != len(requested):
         models, listed = await resolve_models(backend, requested)
         return Prepared(models, await server_facts(asked, models, observer), listed)
-    facts = asyncio.ensure_future(server_facts(asked, list(dict.fromkeys(wanted)), observer))
-    resolved = asyncio.ensure_future(resolve_models(backend, requested))
-    both: list[asyncio.Future[Any]] = [facts, resolved]
-    await gather_or_cancel(both)  # a refused name cancels the facts still being asked
-    models, listed = resolved.result()
-    return Prepared(models, facts.result(), listed)
+    both: list[Coroutine[Any, Any, Any]] = [
+        server_facts(asked, list(dict.fromkeys(wanted)), observer),
+        resolve_models(backend, requested),
+    ]
+    facts, (models, listed) = await all_or_none(both)  # a refused name cancels the facts still being asked
+    return Prepared(models, facts, listed)
 
 
 async def resolve_models(backend: Backend, requested: Sequence[str]) -> tuple[list[str], frozenset[str]]:

@@ -14,11 +14,12 @@ from tsuka_core.engine.measured import effort_effective, measured_fields
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
 from tsuka_core.engine.results import LevelResult, TestResult, group_runs
 from tsuka_core.engine.runner import run_test
+from tsuka_core.engine.taskgroups import all_or_none
 from tsuka_core.judge.scoring import category_score, tier_for
 from tsuka_core.suite.model import Suite, Test
 from tsuka_core.terms import CATEGORIES, EFFORTS, Effort
 
-__all__ = ["ModelSweep", "SweepObserver", "gather_or_cancel", "level_result", "sweep_models", "tool_support_note"]
+__all__ = ["ModelSweep", "SweepObserver", "level_result", "sweep_models", "tool_support_note"]
 
 
 T = TypeVar("T")
@@ -129,12 +130,8 @@ class _Sweeper:
             self.observer.test_done(model, label, result)
             return result
 
-        runs = [
-            asyncio.ensure_future(one(test, repeat))
-            for test in self.suite.tests
-            for repeat in range(1, self.repeats + 1)
-        ]
-        tests = await gather_or_cancel(runs)  # a refused effort (or a cancel) ends the level: no run may still go out
+        runs = [one(test, repeat) for test in self.suite.tests for repeat in range(1, self.repeats + 1)]
+        tests = await all_or_none(runs)  # a refused effort (or a cancel) ends the level: no run may still go out
         facts = self.facts.get(model)
         return level_result(self.backend, self.suite, model, label, effort is not None, tests, self.repeats, facts)
 
@@ -257,15 +254,4 @@ async def sweep_models(
     sweeper = _Sweeper(backend, suite, limiter, observer, on_model, repeats, facts or {}, frozenset(listed))
     # One model's failure (an unwritable history, say) ends the sweep: the others stop here and now,
     # each keeping what it finished, rather than being cancelled unawaited at the loop's shutdown.
-    return await gather_or_cancel([asyncio.ensure_future(sweeper.model(m, ordered)) for m in models])
-
-
-async def gather_or_cancel(tasks: Sequence[asyncio.Future[T]]) -> list[T]:
-    """Every task's result; when one fails or the caller is cancelled, the others are cancelled and awaited first."""
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+    return await all_or_none([sweeper.model(m, ordered) for m in models])

@@ -29,7 +29,7 @@ _THINK_CLOSE = "</think>"
 
 
 def strip_reasoning(content: str | None) -> str:
-    """Remove reasoning from answer text, as spec section 3 says, and strip white space.
+    """Remove reasoning from answer text, as docs/contract.md §3 says, and strip white space.
 
     Every ``<think>…</think>`` block goes; an unclosed ``<think>`` cuts the rest;
     a lone ``</think>`` keeps only what follows it.

@@ -9,6 +9,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from tsuka_core.engine.taskgroups import each_outcome
 from tsuka_core.errors import TsukaError, UsageError
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ async def run_endpoints(
     recorder = await _recorder(listed, failed, suite)
     try:
         jobs = [_benchmark(item, suite, registry, observer, recorder) for item in listed]
-        reports, stopped = await _gathered(jobs)
+        reports, stopped = await each_outcome(jobs)
         merged = _merged(suite, list(zip(listed, reports, strict=True)), failed)
         merged.interrupted = merged.interrupted or stopped
     except BaseException:
@@ -83,7 +84,7 @@ async def _ready(
             failed.append(str(exc))
     if not keyed:
         raise UsageError("no endpoint can run: " + "; ".join(failed))
-    results, stopped = await _gathered([_listed(endpoint, options, registry) for endpoint, options in keyed])
+    results, stopped = await each_outcome([_listed(endpoint, options, registry) for endpoint, options in keyed])
     if stopped:
         return None
     listed = []
@@ -205,22 +206,6 @@ async def _recorder(listed: Sequence[Listed], failed: Sequence[str], suite: Suit
 async def _finish(recorder: RunRecorder | None, status: str) -> None:
     if recorder is not None:
         await asyncio.to_thread(recorder.finish, status)
-
-
-async def _gathered(jobs: Sequence[Coroutine[Any, Any, T]]) -> tuple[list[T | BaseException], bool]:
-    """Every job's result or exception, and whether the run was stopped (Ctrl-C) while they ran.
-
-    A stop cancels every job; each keeps what it completed, and the caller
-    reports the run as interrupted rather than ending with a traceback.
-    """
-    tasks = [asyncio.ensure_future(job) for job in jobs]
-    try:
-        return list(await asyncio.gather(*tasks, return_exceptions=True)), False
-    except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if current is None or current.uncancel() > 0:
-            raise
-        return list(await asyncio.gather(*tasks, return_exceptions=True)), True
 
 
 def _cancelled(exc: BaseException) -> bool:

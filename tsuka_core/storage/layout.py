@@ -1,4 +1,4 @@
-"""The profile store's text: JSON laid out as the reference system writes it, so both can share one file."""
+"""The profile store's text: JSON laid out as the TypeScript TSUKA writes it, so both can share one file."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ __all__ = ["dumps_store"]
 
 
 def dumps_store(data: Any) -> str:
-    """``data`` as the reference writes it (``JSON.stringify(data, null, 2)``), with a trailing newline.
+    """``data`` as TSUKA writes it (``JSON.stringify(data, null, 2)``), with a trailing newline.
 
     Two-space indentation, non-ASCII as is, numbers in JavaScript form (``1.0`` is ``1``, ``1e-7`` is
     ``1e-7``), non-finite numbers as ``null``, lone surrogates escaped.

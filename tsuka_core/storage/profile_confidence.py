@@ -1,6 +1,6 @@
 """The confidence a stored profile claims (``tierConfidence`` and ``intervals``), read without trusting the store.
 
-A profile written by an older version or by the reference tool has neither
+A profile written by an older version or by the TypeScript TSUKA has neither
 field: it shows no confidence and is never borderline. A field that is there
 but malformed (not a number from 0 to 1, not a pair ``[lo, hi]`` with
 ``lo <= hi``) is unknown: shown as such, never borderline, never an error.

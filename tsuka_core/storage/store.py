@@ -60,7 +60,7 @@ PROFILE_FIELDS: tuple[str, ...] = (
     "reasoningEffort",
     "avgCompletionTokens",
 )
-"""The reference's profile fields, in the order they are written; this engine's own follow."""
+"""The profile fields of the TypeScript TSUKA, in the order they are written; this engine's own follow."""
 
 _FIX = "nothing was written. Fix or move the file."
 
@@ -79,7 +79,7 @@ def default_store_path() -> Path:
 
 
 def profile_from_level(level: LevelResult, tested_at: datetime | None = None) -> dict[str, Any]:
-    """The stored profile of a complete level: the reference fields in order, then this engine's own.
+    """The stored profile of a complete level: TSUKA's fields in order, then this engine's own.
 
     Raises ValueError for a level with errored tests (such a level is never stored) and for
     ``level.extra`` keys that would replace a profile field.

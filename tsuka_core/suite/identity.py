@@ -35,7 +35,7 @@ class SuiteHashes:
 
     A profile names its suite by a registered name or by a folder's full path.
     One that names no suite (written before profiles named theirs, or by the
-    reference system), a name no plugin registers, or a folder that is gone, is
+    TypeScript TSUKA), a name no plugin registers, or a folder that is gone, is
     judged against the installed suite. Each folder is hashed once.
     """
 
