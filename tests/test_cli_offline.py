@@ -251,7 +251,9 @@ def test_backends_lists_the_openai_backend() -> None:
 
 def command_paths() -> list[list[str]]:
     paths: list[list[str]] = [[]]
-    for name, command in sorted(cli.commands.items()):
+    ctx = click.Context(cli)
+    for name in cli.list_commands(ctx):
+        command = cli.get_command(ctx, name)
         paths.append([name])
         if isinstance(command, click.Group):
             paths.extend([name, sub] for sub in sorted(command.commands))
@@ -280,7 +282,7 @@ def test_every_expected_command_exists() -> None:
         "tier",
         "validate",
     }
-    assert expected <= set(cli.commands)
+    assert expected <= set(cli.list_commands(click.Context(cli)))
 
 
 def test_help_through_the_installed_command() -> None:

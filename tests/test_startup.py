@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 HEAVY = (
     "httpx",
@@ -52,3 +55,27 @@ def test_hash_loads_no_check_type() -> None:
     output, loaded = _command_loads(["hash"], ("pydantic", "tsuka_core.judge.checks", "pluggy", "regex"))
     assert output.strip()
     assert loaded == []
+
+
+def test_every_command_is_registered_lazily_with_its_own_short_help() -> None:
+    """The root group's table names each command's module and short help; both must match the command itself."""
+    import importlib
+    import inspect
+
+    import click
+
+    from tsuka_core.cli.commands import COMMANDS
+
+    found: dict[str, str] = {}
+    for path in sorted((ROOT / "tsuka_core" / "cli").glob("*_cmd*.py")):
+        module = importlib.import_module(f"tsuka_core.cli.{path.stem}")
+        commands = {a: v for a, v in vars(module).items() if isinstance(v, click.Command)}
+        nested = {id(c) for g in commands.values() if isinstance(g, click.Group) for c in g.commands.values()}
+        for attribute, value in commands.items():
+            if inspect.getmodule(value.callback) is module and id(value) not in nested and value.name:
+                found[value.name] = f"{path.stem}.{attribute}"
+    registered = {name: f"{lazy.module}.{lazy.attribute}" for name, lazy in COMMANDS.items()}
+    assert found == registered
+    for name, lazy in COMMANDS.items():
+        command = getattr(importlib.import_module(f"tsuka_core.cli.{lazy.module}"), lazy.attribute)
+        assert command.get_short_help_str(10**6) == lazy.short_help, name

@@ -13,7 +13,7 @@ from tsuka_core.cli.options import history_db_option, profiles_option
 if TYPE_CHECKING:
     from tsuka_core.compare.model import Comparison
 
-__all__ = ["COMMANDS", "compare"]
+__all__ = ["compare"]
 
 
 @click.command()
@@ -117,6 +117,3 @@ def _write_json(path: Path, found: Comparison) -> None:
     except OSError as exc:
         raise UsageError(f"--json {path}: cannot write it ({exc.strerror or exc})") from None
     click.echo(f"Wrote {path}")
-
-
-COMMANDS = [compare]

@@ -16,11 +16,10 @@ if TYPE_CHECKING:
     from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredTest
 
 from tsuka_core.cli.options import history_db_option, profiles_option
-from tsuka_core.cli.report_cmd import report
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.cli.transcript import check_lines, transcript
 
-__all__ = ["COMMANDS", "print_records"]
+__all__ = ["print_records"]
 
 
 def _history_options(func: Any) -> Any:
@@ -340,6 +339,3 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
         click.echo(f"Recorded as run {result.history_run} in {path}")
     elif dry_run:
         click.echo("\n--dry-run: nothing stored")
-
-
-COMMANDS = [runs, show, rescore, report]

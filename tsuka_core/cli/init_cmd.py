@@ -12,7 +12,7 @@ import click
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["COMMANDS", "Probed", "probe", "starter"]
+__all__ = ["Probed", "probe", "starter"]
 
 STARTER = """\
 # tsuka project file: what 'tsuka run' measures and how. Command-line flags win over it.
@@ -127,6 +127,3 @@ def init(url: str | None, name: str, path: Path) -> None:
     except OSError as exc:
         raise UsageError(f"{path}: cannot write: {exc}") from None
     click.echo(f"wrote {path}", err=True)
-
-
-COMMANDS = [init]

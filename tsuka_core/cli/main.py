@@ -2,15 +2,49 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import click
+
+from tsuka_core.cli.commands import COMMANDS
 
 __all__ = ["TsukaGroup", "cli", "main"]
 
 
 class TsukaGroup(click.Group):
-    """A click group that prints a TsukaError as one line (a suite's problems one per line)."""
+    """A click group that prints a TsukaError as one line (a suite's problems one per line).
+
+    Its commands are loaded lazily (click's "lazily loading subcommands" pattern): a
+    command's module is imported when that command runs or shows its help, so
+    ``tsuka --help`` imports none of them.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command name, sorted."""
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, its module imported now; None when there is no such command."""
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        lazy = COMMANDS.get(cmd_name)
+        if lazy is None:
+            return None
+        command = getattr(importlib.import_module(f"tsuka_core.cli.{lazy.module}"), lazy.attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"tsuka_core.cli.{lazy.module}.{lazy.attribute} is not a click command")
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``tsuka --help``, from the stored short helps: no command module is imported."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, _short_help(name, limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; a problem the user must fix exits 2, a failed run 1, never a traceback."""
@@ -61,15 +95,9 @@ def cli() -> None:
     """
 
 
-def _register_commands() -> None:
-    from tsuka_core.cli import compare_cmd, history_cmds, init_cmd, plugin_cmds, profile_cmds, run_cmd, suite_cmds
-
-    for module in (suite_cmds, plugin_cmds, run_cmd, profile_cmds, history_cmds, compare_cmd, init_cmd):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register_commands()
+def _short_help(name: str, limit: int) -> str:
+    lazy = COMMANDS.get(name)
+    return click.Command(name, help=lazy.short_help).get_short_help_str(limit) if lazy else ""
 
 
 def main() -> None:

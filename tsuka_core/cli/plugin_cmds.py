@@ -6,7 +6,7 @@ import json
 
 import click
 
-__all__ = ["COMMANDS"]
+__all__: list[str] = []
 
 
 @click.group(invoke_without_command=True)
@@ -101,6 +101,3 @@ def plugins() -> None:
             plugin.distribution, plugin.version, plugin.entry_point, ", ".join(registry.registered_by(plugin))
         )
     console().print(table)
-
-
-COMMANDS = [checks, backends, plugins]

@@ -14,7 +14,7 @@ from tsuka_core.cli.suite_param import SUITE_TYPE
 if TYPE_CHECKING:
     from tsuka_core.suite.identity import SuiteHashes
 
-__all__ = ["COMMANDS"]
+__all__: list[str] = []
 
 PROFILES = profiles_option()
 SUITE = click.option(
@@ -170,6 +170,3 @@ def gate(
 def _openai_name(tool: dict[str, Any]) -> str:
     function = tool.get("function", {})
     return str(function.get("name", "?")) if isinstance(function, dict) else "?"
-
-
-COMMANDS = [profiles, tier, gate]

@@ -17,7 +17,7 @@ from tsuka_core.terms import EFFORTS
 if TYPE_CHECKING:
     from tsuka_core.terms import Effort
 
-__all__ = ["COMMANDS"]
+__all__: list[str] = []
 
 
 def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
@@ -317,6 +317,3 @@ def models(**values: Any) -> None:
     click.echo(f"# {provider}", err=True)
     for name in names:
         click.echo(name)
-
-
-COMMANDS = [run, models]

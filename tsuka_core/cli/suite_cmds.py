@@ -9,7 +9,7 @@ import click
 
 from tsuka_core.cli.suite_param import SUITE_TYPE
 
-__all__ = ["COMMANDS"]
+__all__: list[str] = []
 
 SUITE = click.argument("suite", required=False, type=SUITE_TYPE)
 
@@ -92,6 +92,3 @@ def schema(project: bool) -> None:
     from tsuka_core.suite.schema import suite_schema
 
     click.echo(json.dumps(suite_schema(load_registry()), indent=2, ensure_ascii=False))
-
-
-COMMANDS = [suites, validate, hash_, schema]
