@@ -10,6 +10,10 @@ from typing import Any, TypeVar
 
 import click
 
+from tsuka_core.errors import TsukaError, UsageError
+from tsuka_core.report.junit import write_junit
+from tsuka_core.storage.layout import dumps_store
+
 __all__ = ["check_ci_paths", "ci_files_always", "write_ci_files"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -20,7 +24,6 @@ _OPTIONS = (("junit", "--junit"), ("json_file", "--json-file"))
 
 def check_ci_paths(values: Mapping[str, Any]) -> None:
     """Raise UsageError now, before any request, when ``--junit`` or ``--json-file`` could not be written."""
-    from tsuka_core.errors import UsageError
 
     for key, option in _OPTIONS:
         path: Path | None = values.get(key)
@@ -39,12 +42,8 @@ def write_ci_files(values: Mapping[str, Any], levels: Sequence[Any], data: Any, 
     if context is not None:
         context.meta[_WRITTEN] = True
     if values.get("junit"):
-        from tsuka_core.report.junit import write_junit
-
         write_junit(values["junit"], levels, error)
     if values.get("json_file"):
-        from tsuka_core.storage.layout import dumps_store
-
         Path(values["json_file"]).write_text(dumps_store(data), encoding="utf-8")
 
 
@@ -71,7 +70,6 @@ def ci_files_always(command: F) -> F:
 
 
 def _cause(exc: BaseException) -> str:
-    from tsuka_core.errors import TsukaError
 
     if isinstance(exc, TsukaError):
         return str(exc)

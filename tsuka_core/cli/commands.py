@@ -32,7 +32,7 @@ COMMANDS: dict[str, LazyCommand] = {
         "profile_cmds", "gate", "Show which tools of FILE MODEL may be offered, by the tier of its valid profile."
     ),
     "hash": LazyCommand(
-        "suite_cmds", "hash_", "Print the suite hash of SUITE (default: the installed suite), as profiles record it."
+        "hash_cmd", "hash_", "Print the suite hash of SUITE (default: the installed suite), as profiles record it."
     ),
     "init": LazyCommand(
         "init_cmd", "init", "Write a commented starter project file (tsuka.toml); never overwrites one."

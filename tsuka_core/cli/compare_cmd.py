@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING
 
 import click
 
+from tsuka_core.cli.compare_text import comparison_lines, details_lines, print_lines
+from tsuka_core.cli.exits import REGRESSED
 from tsuka_core.cli.options import history_db_option, profiles_option
+from tsuka_core.compare.compute import compare as compare_sides
+from tsuka_core.compare.sides import load_side
+from tsuka_core.errors import UsageError
+from tsuka_core.storage.history import default_history_path
+from tsuka_core.storage.layout import dumps_store
 
 if TYPE_CHECKING:
     from tsuka_core.compare.model import Comparison
@@ -74,11 +81,6 @@ def compare(
     then only the tests both have are compared, and category scores and tiers
     are recomputed on them for both sides.
     """
-    from tsuka_core.cli.compare_text import comparison_lines, details_lines, print_lines
-    from tsuka_core.cli.exits import REGRESSED
-    from tsuka_core.compare.compute import compare as compare_sides
-    from tsuka_core.compare.sides import load_side
-    from tsuka_core.storage.history import default_history_path
 
     if json_path is not None:
         _check_writable(json_path)
@@ -99,7 +101,6 @@ def compare(
 
 def _check_writable(path: Path) -> None:
     """Raise UsageError before anything is read when ``--json FILE`` could not be written."""
-    from tsuka_core.errors import UsageError
 
     folder = path.parent
     if not folder.is_dir():
@@ -109,8 +110,6 @@ def _check_writable(path: Path) -> None:
 
 
 def _write_json(path: Path, found: Comparison) -> None:
-    from tsuka_core.errors import UsageError
-    from tsuka_core.storage.layout import dumps_store
 
     try:
         path.write_text(dumps_store(found.to_json()), encoding="utf-8")

@@ -15,9 +15,32 @@ if TYPE_CHECKING:
     from tsuka_core.run.session import RunReport
     from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredTest
 
+from dataclasses import replace
+
+from rich.table import Table
+from rich.text import Text
+
+from tsuka_core.cli.display import (
+    confidence_lines,
+    confidence_note,
+    console,
+    level_summary,
+    mean_and_spread,
+    percent,
+    run_scores,
+    tier_text,
+)
+from tsuka_core.cli.exits import FAILED
 from tsuka_core.cli.options import history_db_option, profiles_option
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.cli.transcript import check_lines, transcript
+from tsuka_core.errors import UsageError
+from tsuka_core.plugins.registry import load_registry
+from tsuka_core.report.confidence import recorded_confidence
+from tsuka_core.run.rescore import rescore_run, tests_needing_live_run
+from tsuka_core.storage.history import default_history_path
+from tsuka_core.storage.history_query import StoredTestRuns, list_runs, load_run
+from tsuka_core.suite.loading import load_suite
 
 __all__ = ["print_records"]
 
@@ -28,14 +51,12 @@ def _history_options(func: Any) -> Any:
 
 
 def _history_path(history_db: Path | None, profiles: Path) -> Path:
-    from tsuka_core.storage.history import default_history_path
 
     return history_db or default_history_path(profiles)
 
 
 def print_records(report: RunReport, values: Mapping[str, Any], *, to_stderr: bool) -> None:
     """Say where ``tsuka run`` recorded the run and what the response cache served."""
-    from tsuka_core.cli.display import console
 
     out = console(stderr=to_stderr)
     if report.cache is not None:
@@ -67,10 +88,6 @@ def runs(history_db: Path | None, profiles: Path, limit: int, as_json: bool) -> 
     A * marks each model's recommended effort; a run made with --repeats N
     shows "repeats N" beside its kind.
     """
-    from rich.table import Table
-
-    from tsuka_core.cli.display import console
-    from tsuka_core.storage.history_query import list_runs
 
     path = _history_path(history_db, profiles)
     found = list_runs(path, limit)
@@ -134,17 +151,6 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
     The confidence is the run summary's, recomputed from the recorded scores; a
     level with errored tests or an unknown tier has none.
     """
-    from rich.text import Text
-
-    from tsuka_core.cli.display import (
-        confidence_lines,
-        confidence_note,
-        mean_and_spread,
-        percent,
-        run_scores,
-        tier_text,
-    )
-    from tsuka_core.report.confidence import recorded_confidence
 
     applied = "" if level.effort_applied else " (effort not applied)"
     rec = "  recommended" if level.recommended else ""
@@ -172,7 +178,6 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
 
 
 def _single_lines(test: StoredTest, *, every_check: bool) -> Iterable[Text | str]:
-    from rich.text import Text
 
     if test.status != "ok":
         yield Text(f"    {test.name:<28} ERROR  {test.error}", style="red")
@@ -183,7 +188,6 @@ def _single_lines(test: StoredTest, *, every_check: bool) -> Iterable[Text | str
 
 
 def _pick_level(run: StoredRun, key: str) -> StoredLevel:
-    from tsuka_core.errors import UsageError
 
     level = run.level(key)
     if level is None:
@@ -223,8 +227,6 @@ def show(
     the run it comes from; a test's transcript shows every run in turn, headed
     "run K of N" (--repeat K shows only run K).
     """
-    from tsuka_core.errors import UsageError
-    from tsuka_core.storage.history_query import load_run
 
     if repeat is not None and test_name is None:
         raise UsageError("--repeat picks one run of a test: give MODEL@EFFORT and TEST too")
@@ -245,11 +247,6 @@ def show(
 
 def _test_transcripts(run: StoredRun, level: StoredLevel, name: str, repeat: int | None) -> Iterable[Text | str]:
     """One test's transcript; with repeats, every run (or run ``repeat``) in turn, each headed ``run K of N``."""
-    from rich.text import Text
-
-    from tsuka_core.cli.display import mean_and_spread, run_scores
-    from tsuka_core.errors import UsageError
-    from tsuka_core.storage.history_query import StoredTestRuns
 
     runs = level.runs_of(name)
     if not runs:
@@ -277,9 +274,6 @@ def _outcome(test: StoredTest) -> str:
 
 def _print(lines: Iterable[Text | str]) -> None:
     """Print lines as plain text: a model's answer holding ``[bold]`` is shown, never read as markup."""
-    from rich.text import Text
-
-    from tsuka_core.cli.display import console
 
     console().print(*(Text(line) if isinstance(line, str) else line for line in lines), sep="\n")
 
@@ -309,13 +303,6 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
 
     Exit status: 0 when stored (or --dry-run), 1 when some test needs a live run.
     """
-    from dataclasses import replace
-
-    from tsuka_core.cli.display import level_summary
-    from tsuka_core.cli.exits import FAILED
-    from tsuka_core.plugins.registry import load_registry
-    from tsuka_core.run.rescore import rescore_run, tests_needing_live_run
-    from tsuka_core.suite.loading import load_suite
 
     registry = load_registry()
     loaded = load_suite(suite, registry)

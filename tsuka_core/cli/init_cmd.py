@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+import httpx
+
+from tsuka_core.errors import UsageError
 
 if TYPE_CHECKING:
     import httpx
@@ -56,9 +60,6 @@ class Probed:
 
 def probe(url: str, timeout: float = 10.0) -> Probed:
     """Ask the server at ``url`` what it is (GET /props: llama.cpp, GET /api/version: Ollama) and its models."""
-    import httpx
-
-    from tsuka_core.errors import UsageError
 
     root = url.rstrip("/").removesuffix("/v1")
     try:
@@ -112,9 +113,6 @@ def init(url: str | None, name: str, path: Path) -> None:
       tsuka init
       tsuka init --probe http://127.0.0.1:8080     llama.cpp, Ollama or any OpenAI-compatible server
     """
-    import re
-
-    from tsuka_core.errors import UsageError
 
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise UsageError(f"--name {name!r}: use letters, digits, '_', '.' and '-' only")

@@ -8,6 +8,9 @@ from typing import Any
 import click
 
 from tsuka_core.cli.commands import COMMANDS
+from tsuka_core.cli.exits import INTERRUPTED
+from tsuka_core.cli.terminal import escaped_output
+from tsuka_core.errors import SuiteError, TsukaError
 
 __all__ = ["TsukaGroup", "cli", "main"]
 
@@ -48,14 +51,11 @@ class TsukaGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; a problem the user must fix exits 2, a failed run 1, never a traceback."""
-        from tsuka_core.cli.terminal import escaped_output
 
         with escaped_output():
             return self._invoke(ctx)
 
     def _invoke(self, ctx: click.Context) -> Any:
-        from tsuka_core.cli.exits import INTERRUPTED
-        from tsuka_core.errors import SuiteError, TsukaError
 
         try:
             return super().invoke(ctx)

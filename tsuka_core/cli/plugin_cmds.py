@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 
 import click
+from rich.table import Table
+
+from tsuka_core.cli.display import console
+from tsuka_core.errors import UsageError
+from tsuka_core.judge.checks import describe
+from tsuka_core.plugins.registry import load_registry
 
 __all__: list[str] = []
 
@@ -18,11 +25,6 @@ def checks(ctx: click.Context) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from rich.table import Table
-
-    from tsuka_core.cli.display import console
-    from tsuka_core.judge.checks import describe
-    from tsuka_core.plugins.registry import load_registry
 
     table = Table()
     for column in ("check type", "provided by", "description"):
@@ -36,11 +38,6 @@ def checks(ctx: click.Context) -> None:
 @click.argument("name")
 def show(name: str) -> None:
     """Print the parameters of the check type NAME (its JSON Schema and a description of each)."""
-    import difflib
-
-    from tsuka_core.errors import UsageError
-    from tsuka_core.judge.checks import describe
-    from tsuka_core.plugins.registry import load_registry
 
     registry = load_registry()
     entry = registry.check_types.get(name)
@@ -67,10 +64,6 @@ def show(name: str) -> None:
 @click.command()
 def backends() -> None:
     """List every backend with its distribution, the environment it reads, and whether it applies efforts."""
-    from rich.table import Table
-
-    from tsuka_core.cli.display import console
-    from tsuka_core.plugins.registry import load_registry
 
     table = Table()
     for column in ("backend", "provided by", "environment", "efforts", "description"):
@@ -87,10 +80,6 @@ def backends() -> None:
 @click.command()
 def plugins() -> None:
     """List every loaded plugin: distribution, version, entry point, and what it registered."""
-    from rich.table import Table
-
-    from tsuka_core.cli.display import console
-    from tsuka_core.plugins.registry import load_registry
 
     registry = load_registry()
     table = Table()

@@ -8,8 +8,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from tsuka_core.cli.display import console
 from tsuka_core.cli.options import effort_choice, profiles_option
+from tsuka_core.cli.profile_table import ProfileTable
 from tsuka_core.cli.suite_param import SUITE_TYPE
+from tsuka_core.errors import UsageError
+from tsuka_core.gating import allowlist as gating
+from tsuka_core.gating.allowlist import gate_tools
+from tsuka_core.gating.tiermap import load_tier_map, tool_name
+from tsuka_core.gating.toolformats import read_tools_document
+from tsuka_core.storage.store import ProfileStore, profile_status
+from tsuka_core.suite.identity import SuiteHashes
 
 if TYPE_CHECKING:
     from tsuka_core.suite.identity import SuiteHashes
@@ -32,7 +41,6 @@ EFFORT = click.option(
 
 def _suite_hashes(suite: Path | None) -> SuiteHashes:
     """The hash each profile is judged against: ``--suite``'s, else that of the suite the profile names."""
-    from tsuka_core.suite.identity import SuiteHashes
 
     return SuiteHashes(suite)
 
@@ -52,9 +60,6 @@ def profiles(model: str | None, profiles: Path, suite: Path | None) -> None:
     testsHash is the hash of its suite as it is now (the suite it was measured
     with, or --suite); stale profiles are kept but never used for tier gating.
     """
-    from tsuka_core.cli.display import console
-    from tsuka_core.cli.profile_table import ProfileTable
-    from tsuka_core.storage.store import ProfileStore, profile_status
 
     data = ProfileStore(profiles).read()
     hashes = _suite_hashes(suite)
@@ -84,8 +89,6 @@ def tier(model: str, effort: str | None, profiles: Path, suite: Path | None) -> 
 
     A model without a valid profile is small (the safe side), and is said to be unprofiled.
     """
-    from tsuka_core.gating.allowlist import gate_tools
-    from tsuka_core.storage.store import ProfileStore
 
     result = gate_tools([], model, ProfileStore(profiles), _suite_hashes(suite), effort)  # type: ignore[arg-type]
     click.echo(result.tier)
@@ -138,11 +141,6 @@ def gate(
     not rank above the model's tier; without either a tool needs small (large
     when --tiers is given). Without a valid profile at the effort the model is small.
     """
-    from tsuka_core.errors import UsageError
-    from tsuka_core.gating import allowlist as gating
-    from tsuka_core.gating.tiermap import load_tier_map, tool_name
-    from tsuka_core.gating.toolformats import read_tools_document
-    from tsuka_core.storage.store import ProfileStore
 
     if fmt is not None and as_json:
         raise UsageError("use --format or --json, not both")

@@ -12,6 +12,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 from click.core import ParameterSource
 
+from tsuka_core.run import plan
+from tsuka_core.run.projectfile import PATH_KEYS, load_project
+from tsuka_core.storage.recorder import safe_options
+from tsuka_core.urls import redact_url
+
 if TYPE_CHECKING:
     from tsuka_core.run.projectfile import Endpoint, Project
     from tsuka_core.run.session import RunOptions
@@ -51,7 +56,6 @@ def project_options(func: F) -> F:
     @click.option("--show-config", is_flag=True, help="Print the settings the run would use (secrets masked) and exit.")
     @functools.wraps(func)
     def wrapper(config_file: Path | None, show_config: bool, **kwargs: Any) -> Any:
-        from tsuka_core.run.projectfile import load_project
 
         ctx = click.get_current_context()
         project = load_project(config_file)
@@ -73,7 +77,6 @@ def from_command_line(ctx: click.Context, name: str) -> bool:
 
 def merge(ctx: click.Context, project: Project, values: dict[str, Any]) -> None:
     """Set each option the file holds unless the command line gave it (the file wins over defaults and variables)."""
-    from tsuka_core.run.projectfile import PATH_KEYS
 
     data = project.data
     for key in _FILE_KEYS:
@@ -89,8 +92,6 @@ def merge(ctx: click.Context, project: Project, values: dict[str, Any]) -> None:
 
 def shown(ctx: click.Context, project: Project | None, values: dict[str, Any]) -> dict[str, Any]:
     """The merged settings as JSON, with every secret masked."""
-    from tsuka_core.storage.recorder import safe_options
-    from tsuka_core.urls import redact_url
 
     settings = {key: list(v) if isinstance(v, tuple) else v for key, v in values.items()}
     if settings.get("base_url"):
@@ -110,7 +111,6 @@ def shown(ctx: click.Context, project: Project | None, values: dict[str, Any]) -
 
 def endpoint_plan(base: RunOptions, models: Sequence[str]) -> list[tuple[Endpoint, RunOptions]]:
     """One RunOptions per endpoint of the project file, or none when the command line names its own server."""
-    from tsuka_core.run import plan
 
     ctx = click.get_current_context()
     given = [key for key in ("efforts", "concurrency", *plan.ENDPOINT_OVERRIDES) if from_command_line(ctx, key)]

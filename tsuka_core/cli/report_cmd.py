@@ -8,6 +8,14 @@ from pathlib import Path
 import click
 
 from tsuka_core.cli.options import history_db_option, profiles_option
+from tsuka_core.compare.compute import compare
+from tsuka_core.compare.sides import load_side
+from tsuka_core.errors import UsageError
+from tsuka_core.report.compare_html import write_comparison
+from tsuka_core.report.compare_page import page_of
+from tsuka_core.report.html import write_report
+from tsuka_core.storage.history import default_history_path
+from tsuka_core.storage.history_query import load_run
 
 __all__ = ["report"]
 
@@ -59,8 +67,6 @@ def report(
     tsuka report --compare last~1 last -o cmp.html
     tsuka report --compare 3 4 --common-tests -o cmp.html
     """
-    from tsuka_core.errors import UsageError
-    from tsuka_core.storage.history import default_history_path
 
     history = history_db or default_history_path(profiles)
     if compare_refs:
@@ -75,8 +81,6 @@ def report(
 
 def _run_page(output: Path, ref: str, history: Path) -> None:
     """Write the page of the run ``ref`` names to ``output``."""
-    from tsuka_core.report.html import write_report
-    from tsuka_core.storage.history_query import load_run
 
     run = load_run(history, ref)
     _writing(output, lambda: write_report(output, run))
@@ -85,10 +89,6 @@ def _run_page(output: Path, ref: str, history: Path) -> None:
 
 def _comparison_page(output: Path, refs: tuple[str, str], history: Path, store: Path, *, common_tests: bool) -> None:
     """Write the comparison page of the two sides ``refs`` names to ``output``."""
-    from tsuka_core.compare.compute import compare
-    from tsuka_core.compare.sides import load_side
-    from tsuka_core.report.compare_html import write_comparison
-    from tsuka_core.report.compare_page import page_of
 
     a, b = (load_side(ref, history, store) for ref in refs)
     comparison = compare(a, b, common_tests=common_tests)
@@ -99,7 +99,6 @@ def _comparison_page(output: Path, refs: tuple[str, str], history: Path, store: 
 
 def _writing(output: Path, write: Callable[[], None]) -> None:
     """Run ``write``; a file that cannot be written is a one-line error, not a traceback."""
-    from tsuka_core.errors import UsageError
 
     try:
         write()

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from tsuka_core.cli.ci_files import ci_files_always
+from tsuka_core.backends.base import BackendConfig
+from tsuka_core.cli.ci_files import ci_files_always, write_ci_files
+from tsuka_core.cli.history_cmds import print_records
 from tsuka_core.cli.options import effort_choice, history_db_option, profiles_option, tier_choice
+from tsuka_core.cli.progress import make_progress
 from tsuka_core.cli.project_run import endpoint_plan, project_options
+from tsuka_core.cli.run_summary import print_report, report_json
 from tsuka_core.cli.suite_param import SUITE_TYPE
-from tsuka_core.run.stopping import run_stoppable
+from tsuka_core.errors import UsageError
+from tsuka_core.gating.min_tier import below_tier
+from tsuka_core.plugins.registry import load_registry
+from tsuka_core.run.plan import measure
+from tsuka_core.run.session import RunOptions, choose_backend, make_backend, make_client
+from tsuka_core.run.stopping import exit_status, run_stoppable, signal_name
+from tsuka_core.storage.history import default_history_path
+from tsuka_core.storage.layout import dumps_store
+from tsuka_core.suite.loading import load_suite
 from tsuka_core.terms import EFFORTS
 
 if TYPE_CHECKING:
@@ -22,7 +36,6 @@ __all__: list[str] = []
 
 def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """An option callback refusing ``nan`` and ``inf`` (they pass click's range checks)."""
-    import math
 
     if value is not None and not math.isfinite(value):
         raise click.BadParameter(f"{value!r} is not a finite number.", ctx, param)
@@ -109,7 +122,6 @@ def ci_options(func: Any) -> Any:
 
 def history_options(values: dict[str, Any], profiles: Path) -> dict[str, Any]:
     """The RunOptions fields that --history, --history-db and --cache set."""
-    from tsuka_core.storage.history import default_history_path
 
     path: Path = values.get("history_db") or default_history_path(profiles)
     return {
@@ -120,21 +132,16 @@ def history_options(values: dict[str, Any], profiles: Path) -> dict[str, Any]:
 
 def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
     """Say where the run was recorded, write the CI files asked for, and exit 1 or 3 when the run says so."""
-    from tsuka_core.cli.history_cmds import print_records
 
     levels = [level for swept in report.sweeps for level in swept.levels]
     print_records(report, values, to_stderr=to_stderr)
     if values.get("junit") or values.get("json_file"):
-        from tsuka_core.cli.ci_files import write_ci_files
-        from tsuka_core.cli.run_summary import report_json
-
         write_ci_files(values, levels, report_json(report))
     if not report.ok:
         raise SystemExit(1)
     minimum = values.get("min_tier")
     if not minimum:
         return
-    from tsuka_core.gating.min_tier import below_tier
 
     below = below_tier(levels, report.recommendations, minimum, [s.model for s in report.sweeps])
     for line in below:
@@ -145,7 +152,6 @@ def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
 
 def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int | None) -> None:
     """Say what an interrupted run kept, write the CI files saying it was interrupted, and exit 130 (143, 129)."""
-    from tsuka_core.run.stopping import exit_status, signal_name
 
     kept = ", ".join(report.profiles)
     said = f"kept {len(report.profiles)} complete level(s) in {profiles}: {kept}" if kept else "nothing was stored"
@@ -153,9 +159,6 @@ def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int
     line = f"interrupted{by}; {said}; levels still running were not stored"
     click.echo(f"tsuka: {line}", err=True)
     if values.get("junit") or values.get("json_file"):
-        from tsuka_core.cli.ci_files import write_ci_files
-        from tsuka_core.cli.run_summary import report_json
-
         levels = [level for swept in report.sweeps for level in swept.levels]
         write_ci_files(values, levels, {**report_json(report), "interrupted": True, "error": line}, line)
     raise SystemExit(exit_status(signum))
@@ -163,8 +166,6 @@ def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int
 
 def make_config(values: dict[str, Any]) -> Any:
     """A BackendConfig from the CLI's option values."""
-    from tsuka_core.backends.base import BackendConfig
-    from tsuka_core.errors import UsageError
 
     pairs: dict[str, str] = {}
     for item in values.get("backend_option") or ():
@@ -258,12 +259,6 @@ def run(
     kept), 2 for bad input, 3 when --min-tier is given and a model is below it.
     """
 
-    from tsuka_core.cli.progress import make_progress
-    from tsuka_core.plugins.registry import load_registry
-    from tsuka_core.run.plan import measure
-    from tsuka_core.run.session import RunOptions
-    from tsuka_core.suite.loading import load_suite
-
     registry = load_registry()
     loaded = load_suite(suite, registry)
     for warning in loaded.warnings:
@@ -284,12 +279,9 @@ def run(
         report, signum = run_stoppable(measure(options, loaded, registry, progress, plan))
     if report.interrupted:
         interrupted(report, profiles, values, signum)
-    from tsuka_core.cli.run_summary import print_report, report_json
 
     print_report(report, profiles, to_stderr=as_json)
     if as_json:
-        from tsuka_core.storage.layout import dumps_store
-
         click.echo(dumps_store(report_json(report)), nl=False)
     finish_ci(report, values, to_stderr=as_json)
 
@@ -298,10 +290,6 @@ def run(
 @backend_options
 def models(**values: Any) -> None:
     """List the models the backend can reach (what 'tsuka run all' would measure)."""
-    import asyncio
-
-    from tsuka_core.plugins.registry import load_registry
-    from tsuka_core.run.session import choose_backend, make_backend, make_client
 
     config = make_config(values)
 

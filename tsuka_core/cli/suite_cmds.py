@@ -1,4 +1,4 @@
-"""Commands about suites: suites, validate, hash, schema."""
+"""Commands about suites: suites, validate, schema (``hash`` lives apart, to stay light)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,16 @@ import json
 from pathlib import Path
 
 import click
+from rich.table import Table
 
+from tsuka_core.cli.display import console, suite_table
 from tsuka_core.cli.suite_param import SUITE_TYPE
+from tsuka_core.errors import SuiteError
+from tsuka_core.plugins.registry import load_registry
+from tsuka_core.run.projectfile import project_schema
+from tsuka_core.suite.loading import load_suite
+from tsuka_core.suite.schema import suite_schema
+from tsuka_core.terms import CATEGORIES
 
 __all__: list[str] = []
 
@@ -23,8 +31,6 @@ def validate(suite: Path | None) -> None:
     suite hash. An invalid suite prints every problem, one line each naming
     the file and the JSON location, and exits 2.
     """
-    from tsuka_core.cli.display import console, suite_table
-    from tsuka_core.suite.loading import load_suite
 
     loaded = load_suite(suite)
     out = console()
@@ -34,15 +40,6 @@ def validate(suite: Path | None) -> None:
     out.print(f"{len(loaded.tests)} tests, suite hash [bold]{loaded.hash}[/bold]")
 
 
-@click.command("hash")
-@SUITE
-def hash_(suite: Path | None) -> None:
-    """Print the suite hash of SUITE (default: the installed suite), as profiles record it."""
-    from tsuka_core.suite.loading import default_suite_path, suite_hash
-
-    click.echo(suite_hash(suite if suite is not None else default_suite_path()))
-
-
 @click.command()
 def suites() -> None:
     """List every registered suite: name, distribution, tests per category, hash and folder.
@@ -50,13 +47,6 @@ def suites() -> None:
     Any of these names is what --suite takes; a suite that does not load shows
     its first problem instead of its counts.
     """
-    from rich.table import Table
-
-    from tsuka_core.cli.display import console
-    from tsuka_core.errors import SuiteError
-    from tsuka_core.plugins.registry import load_registry
-    from tsuka_core.suite.loading import load_suite
-    from tsuka_core.terms import CATEGORIES
 
     registry = load_registry()
     table = Table(title="registered suites", title_justify="left")
@@ -84,11 +74,7 @@ def schema(project: bool) -> None:
       tsuka schema > tsuka-test.schema.json
     """
     if project:
-        from tsuka_core.run.projectfile import project_schema
-
         click.echo(json.dumps(project_schema(), indent=2, ensure_ascii=False))
         return
-    from tsuka_core.plugins.registry import load_registry
-    from tsuka_core.suite.schema import suite_schema
 
     click.echo(json.dumps(suite_schema(load_registry()), indent=2, ensure_ascii=False))

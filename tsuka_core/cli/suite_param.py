@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from tsuka_core.errors import SuiteError
+from tsuka_core.suite.loading import resolve_suite
 
 __all__ = ["SUITE_TYPE", "SuiteParam"]
 
@@ -19,7 +20,6 @@ class SuiteParam(click.ParamType[Path, Any]):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
         """The folder ``value`` stands for; an unknown name fails with the closest registered names."""
-        from tsuka_core.suite.loading import resolve_suite
 
         try:
             return resolve_suite(value)

@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
 if TYPE_CHECKING:
     from rich.text import Text
 
@@ -16,7 +18,6 @@ __all__ = ["check_lines", "transcript"]
 
 def check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str = "") -> Iterable[Text]:
     """A line per check of ``step`` (only those that did not pass, unless ``every_check``), marked by outcome."""
-    from rich.text import Text  # loaded when output is printed, not when the command line is read
 
     marks = {"passed": ("✓", "green"), "failed": ("x", "red"), "errored": ("!", "magenta")}
     for check in step.checks:
@@ -28,7 +29,6 @@ def check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str
 
 def transcript(test: StoredTest) -> Iterable[Text | str]:
     """Each step of a recorded test: the messages sent, the reasoning and answer, then every check."""
-    from rich.text import Text
 
     seen = 0
     for step in test.steps:
