@@ -1,1 +1,1 @@
-"""The built-in check types and backends of tsuka, registered through the ``tsuka`` entry point."""
+"""The built-in plugin: check types, the two backends and the suites, found through the ``tsuka`` entry point."""
