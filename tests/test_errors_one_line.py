@@ -203,19 +203,27 @@ def test_a_full_disk_mid_run_closes_the_history_and_keeps_the_store(tmp_path: Pa
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     store, history_path = tmp_path / "models_profile.json", tmp_path / "history.sqlite"
+    report = tmp_path / "report.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_"))}
     with LoopbackServer(perfect, models=["a", "b"]) as server:
         done = subprocess.run(
             [str(TSUKA), "run", "all", "--base-url", server.base_url, "--profiles", str(store),
-             "--history-db", str(history_path), "-e", "none", "-e", "low", "-j", "1"],
+             "--history-db", str(history_path), "-e", "none", "-e", "low", "-j", "1", "--json-file", str(report)],
             check=False, capture_output=True, text=True, env=env, timeout=120, preexec_fn=small_disk,
         )  # fmt: skip
-    assert done.returncode == 2, done.stderr
+    # The run failed (exit 1, not bad input), and says exactly what the store holds from it.
+    assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("tsuka: error:")]
     assert f"cannot write the run history {history_path}" in line
+    assert "nothing was written" not in line
     with closing(sqlite3.connect(history_path)) as db:
-        assert db.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
+        assert db.execute("SELECT status FROM runs").fetchall() in ([("failed",)], [("running",)])
     profiles = json.loads(store.read_text(encoding="utf-8"))["profiles"]
     assert "a@none" in profiles
     assert all(p["testsHash"] == profiles["a@none"]["testsHash"] for p in profiles.values())
+    assert f"stored before it: {', '.join(profiles)}" in line
+    # The CI file agrees with the store: the profiles it lists are the ones stored.
+    written = json.loads(report.read_text(encoding="utf-8"))
+    assert written["profiles"] == profiles
+    assert written["error"] in line

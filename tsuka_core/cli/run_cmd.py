@@ -136,7 +136,7 @@ def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
     levels = [level for swept in report.sweeps for level in swept.levels]
     print_records(report, values, to_stderr=to_stderr)
     if values.get("junit") or values.get("json_file"):
-        write_ci_files(values, levels, report_json(report))
+        write_ci_files(values, levels, report_json(report), report.write_error)
     if not report.ok:
         raise SystemExit(1)
     minimum = values.get("min_tier")
@@ -281,6 +281,8 @@ def run(
         interrupted(report, profiles, values, signum)
 
     print_report(report, profiles, to_stderr=as_json)
+    if report.write_error:
+        click.echo(f"tsuka: error: {report.write_error}", err=True)
     if as_json:
         click.echo(dumps_store(report_json(report)), nl=False)
     finish_ci(report, values, to_stderr=as_json)

@@ -93,6 +93,7 @@ def report_json(report: RunReport) -> dict[str, Any]:
         "profiles": report.profiles,
         "recommendations": report.recommendations,
         "failed": report.failed,
+        **({"error": report.write_error} if report.write_error else {}),
         "notes": [note for swept in report.sweeps for note in swept.notes],
         "levels": [_level_json(level) for swept in report.sweeps for level in swept.levels],
     }

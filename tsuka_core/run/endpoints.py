@@ -240,6 +240,8 @@ def _merged(suite: Suite, reports: Sequence[tuple[Listed, RunReport | BaseExcept
         merged.recommendations.update(report.recommendations)
         merged.failed += report.failed
         merged.interrupted = merged.interrupted or report.interrupted
+        if report.write_error:
+            merged.write_error = "; ".join(filter(None, [merged.write_error, f"endpoint {name}: {report.write_error}"]))
     merged.backend = ", ".join(dict.fromkeys(backends))
     merged.provider = ", ".join(providers)
     return merged

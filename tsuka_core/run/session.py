@@ -6,6 +6,7 @@ import asyncio
 import difflib
 import os
 from collections.abc import Awaitable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import httpx
 from tsuka_core.backends.base import Backend, BackendConfig
 from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare
 from tsuka_core.engine.sweep import ModelSweep, SweepObserver, sweep_models
-from tsuka_core.errors import UsageError
+from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.plugins.registry import Registry
 from tsuka_core.storage.cache import cache_stats, served_from_cache, with_cache
 from tsuka_core.storage.recorder import RunInfo, RunRecorder, safe_options
@@ -76,11 +77,14 @@ class RunReport:
     """``{"hits": n, "misses": n}`` of the response cache, when it was used."""
     interrupted: bool = False
     """True when the run was cancelled (Ctrl-C): ``profiles`` holds the complete levels stored before it stopped."""
+    write_error: str | None = None
+    """Why the run stopped when the store or the history could not be written (a full disk, say): ``profiles``
+    holds exactly what was stored before it."""
 
     @property
     def ok(self) -> bool:
         """True when every requested level was measured and stored."""
-        return not self.failed
+        return not self.failed and self.write_error is None
 
 
 def choose_backend(name: str | None, config: BackendConfig) -> str:
@@ -181,9 +185,11 @@ async def run_benchmark(
                     RunRecorder, options.history_path, run_info(options, suite, backend, models)
                 )
             report.history_run = history.run_id if history is not None else None
+            kept: list[ModelSweep] = []
 
             async def keep(swept: ModelSweep) -> None:
                 await asyncio.to_thread(_store_model, store, swept, report, options)
+                kept.append(swept)
                 if history is not None:
                     await asyncio.to_thread(
                         _record_model,
@@ -215,6 +221,10 @@ async def run_benchmark(
             if task is None or task.uncancel() > 0:
                 raise
             report.interrupted = True  # the sweep stored every level that had completed; say so, do not crash
+        except StoreError as exc:
+            # A write failed (a full disk): the run ends here, and says exactly what the store holds from it.
+            report.sweeps = list(kept)
+            report.write_error = _stopped_by_write(exc, report)
         finally:
             report.cache = cache_stats(backend)
             await backend.aclose()
@@ -269,12 +279,25 @@ def _record_model(
     )
 
 
+def _stopped_by_write(exc: StoreError, report: RunReport) -> str:
+    """One line: the write that failed, that the run stopped, and the profiles stored before it."""
+    said = str(exc).removesuffix("; nothing was written").removesuffix("; what was written before is kept")
+    stored = ", ".join(report.profiles)
+    kept = f"stored before it: {stored}" if stored else "no profile was stored"
+    return f"{said}; the run stopped there, {kept}"
+
+
 async def _recorded(
     history: RunRecorder | None, report: RunReport, sweep: Awaitable[list[ModelSweep]]
 ) -> list[ModelSweep]:
     """Await the sweep; mark the recorded run ok, failed or interrupted once it ends."""
     try:
         sweeps = await sweep
+    except StoreError:
+        if history is not None:
+            with suppress(StoreError):  # the history may be what could not be written
+                await asyncio.to_thread(history.finish, "failed")
+        raise
     except BaseException:
         if history is not None:
             await asyncio.to_thread(history.finish, "interrupted")
