@@ -1,0 +1,90 @@
+"""A tool call the model left broken ends its conversation: judged as it is, the level stored, nothing retried."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from answerers import perfect, which_test
+from history_helpers import invoke
+from loopback import LoopbackServer, Reply
+
+pytestmark = pytest.mark.usefixtures("fast_retries")
+
+CUT_ARGUMENTS = '{"path": "deploy.log", "content": "[START] Deploy'
+"""write_file's arguments as a model cut at the token limit left them."""
+REFUSAL = "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] syntax error"
+"""What a llama.cpp server with a tool template answers (HTTP 500) when such arguments are sent back."""
+
+
+def llama_like(first: Reply) -> Any:
+    """Right answers, except ``first`` for write_file's first step; sending a broken call back gets llama.cpp's 500."""
+
+    def answer(body: dict[str, Any], n: int) -> Reply:
+        name, step = which_test(body)
+        if name != "tool_write_append":
+            return perfect(body, n)
+        if step == 0:
+            return first
+        sent = [c["function"]["arguments"] for m in body["messages"] for c in m.get("tool_calls") or []]
+        if any(not _is_json(a) for a in sent):
+            return Reply.error(500, REFUSAL)
+        return perfect(body, n)
+
+    return answer
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def run(tmp_path: Path, first: Reply) -> tuple[LoopbackServer, str, dict[str, Any]]:
+    """One level of m1 against the llama-like server; the server, ``tsuka show`` of the test, and the stored profile."""
+    store, history = tmp_path / "models_profile.json", tmp_path / "history.sqlite"
+    with LoopbackServer(llama_like(first)) as server:
+        result = invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "--history-db", history,
+                        "-e", "none")  # fmt: skip
+    assert result.exit_code == 0, result.stdout + result.stderr
+    shown = invoke("show", "last", "m1@none", "tool_write_append", "--history-db", history)
+    assert shown.exit_code == 0, shown.stderr
+    profile: dict[str, Any] = json.loads(store.read_text(encoding="utf-8"))["profiles"]["m1@none"]
+    return server, " ".join(shown.stdout.split()), profile  # lines the terminal width wrapped joined again
+
+
+def write_requests(server: LoopbackServer) -> list[dict[str, Any]]:
+    return [b for b in server.bodies if which_test(b)[0] == "tool_write_append"]
+
+
+def test_a_call_cut_at_the_limit_is_judged_as_cut_and_ends_the_conversation(tmp_path: Path) -> None:
+    cut = Reply.tool_call("write_file", CUT_ARGUMENTS, finish_reason="length", usage=(40, 64))
+    server, shown, profile = run(tmp_path, cut)
+
+    assert len(write_requests(server)) == 1  # the cut call was never sent back, so nothing was refused or retried
+    assert not server.errors
+    assert profile["answerFaults"]["cutAtLimit"] == 1
+    assert profile["scores"]["toolCalling"] < 1
+    step0, step1 = shown.split("── step 1")
+    assert "x steps[0].checks[1] tool_arg_equals: answer cut at the token limit" in step0
+    assert "✓ steps[0].checks[0] tool_called" in step0
+    assert "(not sent)" in step1
+    assert "not sent: step 0 was cut at the token limit in the middle of its write_file call" in step1
+
+
+def test_a_server_refusing_the_models_own_arguments_fails_the_test_without_a_retry(tmp_path: Path) -> None:
+    broken = Reply.tool_call("write_file", '{"path": "deploy.log", "content": "[START] Deployment started"')
+    server, shown, profile = run(tmp_path, broken)
+
+    requests = write_requests(server)
+    assert len(requests) == 2  # the step that was refused was sent once, not retried
+    assert profile["answerFaults"]["invalidArguments"] == 1
+    assert profile["scores"]["toolCalling"] < 1
+    step1 = shown.split("── step 1")[1]
+    assert "x steps[1].checks[0] tool_called: the server refused the tool call sent back" in step1
+    assert "(not sent)" not in step1
+    assert "Failed to parse tool call arguments as JSON" in step1
