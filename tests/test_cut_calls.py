@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,8 @@ import pytest
 from answerers import perfect, which_test
 from history_helpers import invoke
 from loopback import LoopbackServer, Reply
+
+from tsuka_core.storage.answer_json import response_from_json, response_to_json
 
 pytestmark = pytest.mark.usefixtures("fast_retries")
 
@@ -51,6 +54,7 @@ def run(tmp_path: Path, first: Reply) -> tuple[LoopbackServer, str, dict[str, An
         result = invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "--history-db", history,
                         "-e", "none")  # fmt: skip
     assert result.exit_code == 0, result.stdout + result.stderr
+    (tmp_path / "run.txt").write_text(result.stdout, encoding="utf-8")
     shown = invoke("show", "last", "m1@none", "tool_write_append", "--history-db", history)
     assert shown.exit_code == 0, shown.stderr
     profile: dict[str, Any] = json.loads(store.read_text(encoding="utf-8"))["profiles"]["m1@none"]
@@ -88,3 +92,31 @@ def test_a_server_refusing_the_models_own_arguments_fails_the_test_without_a_ret
     assert "x steps[1].checks[0] tool_called: the server refused the tool call sent back" in step1
     assert "(not sent)" not in step1
     assert "Failed to parse tool call arguments as JSON" in step1
+
+
+def test_transcripts_show_the_arguments_as_written_and_the_repaired_value_beside_them(tmp_path: Path) -> None:
+    cut = Reply.tool_call("write_file", CUT_ARGUMENTS, finish_reason="length", usage=(40, 64))
+    _, shown, _ = run(tmp_path, cut)
+    assert f"→ write_file({CUT_ARGUMENTS})" in shown
+    assert 'repaired: {"path": "deploy.log", "content": "[START] Deploy"}' in shown
+
+    page = tmp_path / "report.html"
+    made = invoke("report", "--profiles", tmp_path / "models_profile.json", "--history-db", tmp_path / "history.sqlite",
+                  "-o", page)  # fmt: skip
+    assert made.exit_code == 0, made.stderr
+    html = page.read_text(encoding="utf-8")
+    assert f"→ write_file({escape(CUT_ARGUMENTS).replace('&quot;', '&#34;')})" in html
+    assert '<span class="pill">repaired</span> {&#34;path&#34;' in html
+
+
+def test_a_history_written_before_repairs_were_marked_still_shows_them() -> None:
+    raw = {"id": "call_0", "type": "function", "function": {"name": "write_file", "arguments": CUT_ARGUMENTS}}
+    old = {"text": "", "toolCalls": [{"id": "call_0", "name": "write_file", "arguments": {"path": "deploy.log"},
+                                      "problem": None, "raw": raw}]}  # fmt: skip
+    (call,) = response_from_json(old).tool_calls
+    assert call.repaired
+    assert call.raw_arguments == CUT_ARGUMENTS
+    written = response_to_json(response_from_json(old))
+    assert written["toolCalls"][0]["repaired"] is True
+    unknown = {**old, "toolCalls": [{**old["toolCalls"][0], "raw": {}}]}
+    assert response_from_json(unknown).tool_calls[0].repaired is False

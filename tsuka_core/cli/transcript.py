@@ -9,9 +9,25 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from tsuka_core.judge.answer import ToolCall
     from tsuka_core.storage.history_query import StoredStep, StoredTest
 
-__all__ = ["check_lines", "transcript"]
+__all__ = ["call_lines", "check_lines", "transcript"]
+
+
+def call_lines(call: ToolCall) -> Iterable[Text]:
+    """A tool call as the model wrote it; when its arguments were not JSON, what was made of them beside it."""
+    from rich.text import Text
+
+    raw = call.raw_arguments
+    if raw is None or (not call.repaired and call.arguments_problem is None):
+        yield Text(f"→ {call.name}({json.dumps(call.arguments, ensure_ascii=False)})")
+        return
+    yield Text(f"→ {call.name}({raw})")
+    if call.repaired:
+        yield Text(f"  repaired: {json.dumps(call.arguments, ensure_ascii=False)}", style="yellow")
+    else:
+        yield Text(f"  {call.arguments_problem}", style="red")
 
 
 def check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str = "") -> Iterable[Text]:
@@ -51,7 +67,7 @@ def transcript(test: StoredTest) -> Iterable[Text | str]:
             if response.text:
                 yield Text(response.text)
             for call in response.tool_calls:
-                yield Text(f"→ {call.name}({json.dumps(call.arguments, ensure_ascii=False)})")
+                yield from call_lines(call)
             yield Text(f"{response.completion_tokens} completion tokens in {response.duration:.2f} s", style="dim")
         elif step.sent or step.messages:
             yield Text("no answer: the request failed", style="red")
