@@ -78,6 +78,22 @@ def test_a_call_cut_at_the_limit_is_judged_as_cut_and_ends_the_conversation(tmp_
     assert "✓ steps[0].checks[0] tool_called" in step0
     assert "(not sent)" in step1
     assert "not sent: step 0 was cut at the token limit in the middle of its write_file call" in step1
+    assert "failure kind: cut at the limit" in step0
+
+
+def test_the_summary_show_and_the_report_name_the_failure_kinds(tmp_path: Path) -> None:
+    cut = Reply.tool_call("write_file", CUT_ARGUMENTS, finish_reason="length", usage=(40, 64))
+    run(tmp_path, cut)
+    assert "failure kinds: 1 cut at the limit" in (tmp_path / "run.txt").read_text(encoding="utf-8")
+    level = invoke("show", "last", "m1@none", "--history-db", tmp_path / "history.sqlite")
+    assert "failure kinds: 1 cut at the limit" in level.stdout
+    page = tmp_path / "report.html"
+    made = invoke("report", "--profiles", tmp_path / "models_profile.json", "--history-db", tmp_path / "history.sqlite",
+                  "-o", page)  # fmt: skip
+    assert made.exit_code == 0, made.stderr
+    html = page.read_text(encoding="utf-8")
+    assert "<td>1 cut at the limit</td>" in html
+    assert '<p class="warn">failure kind: cut at the limit</p>' in html
 
 
 def test_a_server_refusing_the_models_own_arguments_fails_the_test_without_a_retry(tmp_path: Path) -> None:
@@ -120,3 +136,21 @@ def test_a_history_written_before_repairs_were_marked_still_shows_them() -> None
     assert written["toolCalls"][0]["repaired"] is True
     unknown = {**old, "toolCalls": [{**old["toolCalls"][0], "raw": {}}]}
     assert response_from_json(unknown).tool_calls[0].repaired is False
+
+
+def test_an_answer_left_empty_by_thinking_is_never_scored_as_an_abstention(tmp_path: Path) -> None:
+    def thinker(body: dict[str, Any], n: int) -> Reply:
+        if which_test(body)[0] == "trappola_astensione":  # tool_not_called: an empty answer would pass it
+            return Reply(content="", reasoning_content="Let me think. " * 50, usage=(40, 512), finish_reason="length")
+        return perfect(body, n)
+
+    store, history = tmp_path / "models_profile.json", tmp_path / "history.sqlite"
+    with LoopbackServer(thinker) as server:
+        result = invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "--history-db", history,
+                        "-e", "none")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    profile = json.loads(store.read_text(encoding="utf-8"))["profiles"]["m1@none"]
+    assert profile["answerFaults"] == {"thinkingOnly": 1}
+    assert {t["name"]: t["score"] for t in profile["testResults"]}["trappola_astensione"] == 0
+    shown = " ".join(invoke("show", "last", "m1@none", "trappola_astensione", "--history-db", history).stdout.split())
+    assert "x checks[0] tool_not_called: no answer after 512 reasoning tokens" in shown

@@ -145,6 +145,7 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
         run_scores,
         tier_text,
     )
+    from tsuka_core.engine.faults import fault_counts, faults_line
     from tsuka_core.report.confidence import recorded_confidence
 
     applied = "" if level.effort_applied else " (effort not applied)"
@@ -157,6 +158,8 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
     cats = "  ".join(f"{c} {percent(s)}" for c, s in level.scores.items())
     speed = f"{level.tokens_per_second:g} tok/s  |  avg {level.avg_completion_tokens} completion tokens"
     yield Text(f"  {cats}  |  {speed}")
+    if said := faults_line(fault_counts(s.fault for t in level.tests for s in t.steps)):
+        yield Text(f"  failure kinds: {said}", style="yellow")
     if sure is not None:
         yield from confidence_lines(sure, level.repeats)
     for group in level.per_test:

@@ -43,8 +43,10 @@ def check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str
 
 
 def transcript(test: StoredTest) -> Iterable[Text | str]:
-    """Each step of a recorded test: the messages sent, the reasoning and answer, then every check."""
+    """Each step of a recorded test: the messages sent, the reasoning and answer, its failure kind, every check."""
     from rich.text import Text
+
+    from tsuka_core.engine.faults import fault_label
 
     seen = 0
     for step in test.steps:
@@ -71,6 +73,8 @@ def transcript(test: StoredTest) -> Iterable[Text | str]:
             yield Text(f"{response.completion_tokens} completion tokens in {response.duration:.2f} s", style="dim")
         elif step.sent or step.messages:
             yield Text("no answer: the request failed", style="red")
+        if kind := fault_label(step.fault):
+            yield Text(f"failure kind: {kind}", style="yellow")
         yield "checks:"
         yield from check_lines(step, every_check=True, indent="  ")
         yield ""

@@ -46,16 +46,22 @@ def _judge(step: Step, answer: Answer) -> tuple[CheckResult, ...]:
 
 
 def _judged(step: Step, request: ChatRequest, response: ChatResponse, index: int) -> StepResult:
-    """The step's checks judged; when one failed for a plain reason, that reason leads each failed detail."""
+    """The step's checks judged; when one failed for a plain reason, that reason leads each failed detail.
+
+    An answer left empty by thinking fails every check: it is never scored as if the model had answered.
+    """
     checks = _judge(step, Answer(response.text, judged_calls(response), request.tools))
-    fault = None
-    if any(c.outcome.status == "failed" for c in checks):
+    failed = {c.type for c in checks if c.outcome.status == "failed"}
+    found = None
+    if failed or not (response.text or response.tool_calls):
         expected = next((_wanted_tool(c) for c in step.checks if c.type == "tool_called"), None)
-        found = answer_fault(response, request.tools, expected)
-        if found is not None:
-            fault, why = found
-            checks = tuple(_led_by(c, why) for c in checks)
-    return StepResult(index, True, checks, request.messages, response, fault)
+        found = answer_fault(response, request.tools, expected, failed)
+    if found is None:
+        return StepResult(index, True, checks, request.messages, response)
+    fault, why = found
+    if fault == "thinking_only":
+        checks = tuple(CheckResult(c.location, c.type, c.weight, Outcome.fail(why)) for c in checks)
+    return StepResult(index, True, tuple(_led_by(c, why) for c in checks), request.messages, response, fault)
 
 
 def _wanted_tool(check: Check) -> str | None:
