@@ -35,6 +35,8 @@ class Reply:
     """Seconds to wait before answering."""
     disconnect: bool = False
     """Close the connection without answering."""
+    finish_reason: str | None = None
+    """The ``finish_reason`` sent; by default ``tool_calls`` with calls, else ``stop``."""
 
     @classmethod
     def text(
@@ -101,4 +103,6 @@ class Reply:
         return {"id": f"call_{index}", "type": "function", "function": {"name": name, "arguments": arguments}}
 
     def _finish(self) -> str:
+        if self.finish_reason is not None:
+            return self.finish_reason
         return "tool_calls" if self.tool_calls else "stop"

@@ -15,7 +15,7 @@ from loopback import Reply
 
 from tsuka_core.backends.base import ChatResponse
 from tsuka_core.engine.answer_faults import IN_TEXT, answer_fault
-from tsuka_core.judge.answer import ToolCall
+from tsuka_core.judge.answer import Answer, ToolCall
 from tsuka_core.judge.textcalls import text_tool_call
 from tsuka_core.plugins.registry import Registry
 from tsuka_core.suite.model import Suite
@@ -73,12 +73,12 @@ def call(name: str, arguments: Any, problem: str | None = None) -> ToolCall:
         (
             ChatResponse(text="", reasoning="hmm", finish_reason="length", completion_tokens=64),
             "thinking_only",
-            "all 64 tokens were spent thinking",
+            "no answer after 64 reasoning tokens",
         ),
         (
             ChatResponse(text="", content="<think>hmm, and then", finish_reason="length", completion_tokens=32),
             "thinking_only",
-            "all 32 tokens were spent thinking",
+            "no answer after 32 reasoning tokens",
         ),
     ],
 )
@@ -86,6 +86,58 @@ def test_each_kind_is_named(response: ChatResponse, kind: str, said: str) -> Non
     found = answer_fault(response, [FIND], "find_customer")
     assert found is not None
     assert found[0] == kind
+    assert said in found[1]
+
+
+@pytest.mark.parametrize(
+    ("response", "failed", "kind", "said"),
+    [
+        (
+            ChatResponse(text="I cannot help."),
+            {"tool_called"},
+            "abstained",
+            "abstained: answered without calling find_customer",
+        ),
+        (
+            ChatResponse(text="", tool_calls=(call("find_customer", {"name": "D"}),)),
+            {"tool_not_called"},
+            "call_count",
+            "called find_customer where no call was wanted",
+        ),
+        (
+            ChatResponse(text="", tool_calls=(call("find_customer", {"name": "D"}),) * 3),
+            {"tool_calls_count"},
+            "call_count",
+            "3 tool call(s)",
+        ),
+        (
+            ChatResponse(text="", tool_calls=(call("find_customer", {"name": "D"}),)),
+            {"tool_arg_equals"},
+            "wrong_arguments",
+            "wrong arguments: find_customer",
+        ),
+        (
+            ChatResponse(
+                text="", tool_calls=(call("find_customer", {"name": "D"}), call("find_customer", None, "not JSON"))
+            ),
+            {"tool_arg_at"},
+            "invalid_arguments",
+            "arguments of find_customer cannot be used",
+        ),
+        (
+            ChatResponse(text="", reasoning_tokens=900, completion_tokens=900, finish_reason="stop"),
+            set(),
+            "thinking_only",
+            "no answer after 900 reasoning tokens",
+        ),
+    ],
+)
+def test_each_kind_of_a_failed_tool_step_is_named(
+    response: ChatResponse, failed: set[str], kind: str, said: str
+) -> None:
+    found = answer_fault(response, [FIND], "find_customer", failed)
+    assert found is not None
+    assert found == (kind, found[1])
     assert said in found[1]
 
 
@@ -174,3 +226,35 @@ def test_a_wrong_tool_is_said_once_in_the_detail(tmp_path: Path, suite: Suite, r
     for detail in details:
         assert detail.startswith("wrong tool: called "), detail
         assert detail.count("called ") == 1, detail
+
+
+@pytest.mark.parametrize(
+    ("text", "banned"),
+    [
+        ('<tool_call>\n{"name": "send_email", "arguments": {"to": "a@b.c"}}\n</tool_call>', None),
+        ('<tool_call>\n{"name": "send_email", "arguments": {"to": "a@b.c"', "send_email"),
+        ("<tool_call>\nnot even JSON", "send_email"),
+    ],
+)
+def test_an_abstention_is_never_credited_to_a_call_the_server_did_not_decode(
+    registry: Registry, text: str, banned: str | None
+) -> None:
+    check_type = registry.check_type("tool_not_called")
+    assert check_type is not None
+    check = check_type(check_type.params_model.model_validate({"value": banned} if banned else {}))
+    outcome = check.evaluate(Answer(text, (), [FIND]))
+    assert outcome.status == "failed"
+    assert "written in the answer text" in outcome.detail
+    assert check.evaluate(Answer("The send_email tool sends mail.", (), [FIND])).passed
+
+
+def test_an_abstention_is_never_credited_to_a_malformed_call(registry: Registry) -> None:
+    malformed = ChatResponse(text="", tool_calls=(call("send_email", None, "tool arguments are not JSON"),))
+    check_type = registry.check_type("tool_not_called")
+    assert check_type is not None
+    judged = check_type(check_type.params_model.model_validate({})).evaluate(Answer("", malformed.tool_calls, [FIND]))
+    assert judged.status == "failed"
+    assert answer_fault(malformed, [FIND], None, {"tool_not_called"}) == (
+        "call_count",
+        "called send_email where no call was wanted",
+    )

@@ -145,7 +145,10 @@ def test_show_prints_levels_then_checks_then_a_transcript(recorded: tuple[Path, 
 
     assert overview.exit_code == level.exit_code == transcript.exit_code == 0
     assert "alpha@low  tier large" in overview.stdout
-    assert "x steps[0].checks[0] tool_called: no tool call" in overview.stdout
+    assert (
+        "x steps[0].checks[0] tool_called: abstained: answered without calling find_customer; no tool call"
+        in overview.stdout
+    )
     assert "✓ checks[0] word_count: expected 8 words, got 8" in level.stdout
     assert "x steps[0].checks[0] tool_called" in level.stdout
     text = transcript.stdout

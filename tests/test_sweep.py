@@ -432,10 +432,12 @@ def test_the_store_keeps_the_reference_layout(suite: Suite, registry: Registry, 
             "suite",
             "speedSource",
             "toolCallsInText",
+            "answerFaults",
             "effortEffective",
             "intervals",
             "tierConfidence",
         ]
+        assert profile["answerFaults"] == {"wrongArguments": 1}  # the distractor's id passed on
         assert list(profile["scores"]) == ["instruction", "json", "toolCalling"]
         assert profile["provider"] == run.server.base_url
         assert profile["benchmarkVersion"] == 5

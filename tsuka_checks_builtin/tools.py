@@ -12,6 +12,7 @@ from tsuka_checks_builtin.json import compact
 from tsuka_core import Answer, CheckParams, CheckType, Outcome
 from tsuka_core.judge.checks import ArgParams, RegexParams, first_call_argument
 from tsuka_core.judge.jsontools import json_equal
+from tsuka_core.judge.textcalls import text_tool_call
 
 __all__ = ["ToolArgAt", "ToolArgEquals", "ToolArgRegex", "ToolCallAt", "ToolCallCount", "ToolCalled", "ToolNotCalled"]
 
@@ -89,7 +90,7 @@ class ToolCalled(CheckType[ToolNameParams]):
 
 
 class ToolNotCalled(CheckType[OptionalToolNameParams]):
-    """Pass when no tool is called (or, with `value`, when that tool is not called)."""
+    """Pass when no tool is called (or, with `value`, when that tool is not called), in tool_calls or in the text."""
 
     name = "tool_not_called"
     params_model = OptionalToolNameParams
@@ -97,6 +98,10 @@ class ToolNotCalled(CheckType[OptionalToolNameParams]):
 
     def evaluate(self, answer: Answer) -> Outcome:
         banned = self.params.value
+        in_text = text_tool_call(answer.text) if answer.tools else None
+        if in_text is not None and (banned is None or in_text in (banned, "")):
+            # A call the server failed to decode is still a call: never credited as an abstention.
+            return Outcome.fail(f"a call of {in_text or 'a tool'} is written in the answer text")
         if banned is None:
             return Outcome.check(not answer.tool_calls, f"tool calls: {_calls(answer)}")
         made = any(call.name == banned for call in answer.tool_calls)

@@ -8,7 +8,8 @@ through the ``httpx.AsyncClient`` the engine gives it:
   the server's ``Retry-After`` (seconds or an HTTP date, capped at
   :data:`RETRY_AFTER_CAP`) when it sends one;
 - any other status of 300 or more fails at once with :class:`StatusError`,
-  carrying the server's own message on one line;
+  carrying the server's own message on one line; so does one refusing the
+  tool-call arguments a model wrote (:attr:`StatusError.blames_answer`);
 - a body that is not JSON, or larger than :data:`MAX_BODY_BYTES` once decoded,
   fails with a :class:`~tsuka_core.RequestError` saying so; the size is counted
   while the body is decoded, so a small compressed body that expands to
@@ -72,6 +73,7 @@ _ERROR_BODY_BYTES = 64 * 1024
 _MESSAGE_CHARS = 300
 _MIN_SECRET_CHARS = 4
 _RETRY_STATUSES = frozenset({408, 429})
+_ARGUMENTS_REFUSED = re.compile(r"tool[ _-]?calls?\W+(?:\w+\W+){0,2}arguments", re.IGNORECASE)
 _TAG = re.compile(r"<[^>]*>")
 _ACCEPT = {"Accept-Encoding": ACCEPT_ENCODING}
 
@@ -84,6 +86,9 @@ class StatusError(RequestError):
     def __init__(self, message: str, *, status: int, server_message: str, retryable: bool = False) -> None:
         super().__init__(message, status=status, retryable=retryable)
         self.server_message = server_message
+        self.blames_answer = status in (400, 422, 500) and _ARGUMENTS_REFUSED.search(server_message) is not None
+        """True when the server refused tool-call arguments a model wrote, sent back to it (llama.cpp's 500
+        "Failed to parse tool call arguments as JSON"): a retry would be refused again."""
 
 
 @dataclass(frozen=True)
@@ -375,7 +380,8 @@ def _check_status(exchange: _Exchange, label: str) -> None:
     error = StatusError(
         f"{label}: HTTP {status}: {message}", status=status, server_message=message, retryable=retryable
     )
-    if retryable:
+    error.retryable = retryable and not error.blames_answer
+    if error.retryable:
         raise _TransientError(error, retry_after_seconds(exchange.headers.get("retry-after")))
     raise error
 

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tsuka_core.cli.safe_console import SafeConsole
+from tsuka_core.engine.answer_faults import faults_line
 from tsuka_core.engine.confidence import BORDERLINE, Confidence, level_confidence
 from tsuka_core.storage.profile_confidence import borderline_advice
 from tsuka_core.suite.model import Suite
@@ -112,6 +113,8 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
         yield Text("  no test was measured: no scores, no speed", style="red")
     else:
         yield _scores_line(level)
+    if said := faults_line(level.measured.get("answerFaults") or {}):
+        yield Text(f"  failure kinds: {said}", style="yellow")
     if sure is not None:
         yield from confidence_lines(sure, level.repeats)
     for group in level.per_test:

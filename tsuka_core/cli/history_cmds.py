@@ -34,6 +34,7 @@ from tsuka_core.cli.exits import FAILED
 from tsuka_core.cli.options import history_db_option, profiles_option
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.cli.transcript import check_lines, transcript
+from tsuka_core.engine.answer_faults import fault_counts, faults_line
 from tsuka_core.errors import UsageError
 from tsuka_core.plugins.registry import load_registry
 from tsuka_core.report.confidence import recorded_confidence
@@ -162,6 +163,8 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
     cats = "  ".join(f"{c} {percent(s)}" for c, s in level.scores.items())
     speed = f"{level.tokens_per_second:g} tok/s  |  avg {level.avg_completion_tokens} completion tokens"
     yield Text(f"  {cats}  |  {speed}")
+    if said := faults_line(fault_counts(s.fault for t in level.tests for s in t.steps)):
+        yield Text(f"  failure kinds: {said}", style="yellow")
     if sure is not None:
         yield from confidence_lines(sure, level.repeats)
     for group in level.per_test:

@@ -8,12 +8,29 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from tsuka_core.engine.answer_faults import fault_label
+
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from tsuka_core.judge.answer import ToolCall
     from tsuka_core.storage.history_query import StoredStep, StoredTest
 
-__all__ = ["check_lines", "transcript"]
+__all__ = ["call_lines", "check_lines", "transcript"]
+
+
+def call_lines(call: ToolCall) -> Iterable[Text]:
+    """A tool call as the model wrote it; when its arguments were not JSON, what was made of them beside it."""
+
+    raw = call.raw_arguments
+    if raw is None or (not call.repaired and call.arguments_problem is None):
+        yield Text(f"→ {call.name}({json.dumps(call.arguments, ensure_ascii=False)})")
+        return
+    yield Text(f"→ {call.name}({raw})")
+    if call.repaired:
+        yield Text(f"  repaired: {json.dumps(call.arguments, ensure_ascii=False)}", style="yellow")
+    else:
+        yield Text(f"  {call.arguments_problem}", style="red")
 
 
 def check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str = "") -> Iterable[Text]:
@@ -28,7 +45,7 @@ def check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str
 
 
 def transcript(test: StoredTest) -> Iterable[Text | str]:
-    """Each step of a recorded test: the messages sent, the reasoning and answer, then every check."""
+    """Each step of a recorded test: the messages sent, the reasoning and answer, its failure kind, every check."""
 
     seen = 0
     for step in test.steps:
@@ -51,10 +68,12 @@ def transcript(test: StoredTest) -> Iterable[Text | str]:
             if response.text:
                 yield Text(response.text)
             for call in response.tool_calls:
-                yield Text(f"→ {call.name}({json.dumps(call.arguments, ensure_ascii=False)})")
+                yield from call_lines(call)
             yield Text(f"{response.completion_tokens} completion tokens in {response.duration:.2f} s", style="dim")
         elif step.sent or step.messages:
             yield Text("no answer: the request failed", style="red")
+        if kind := fault_label(step.fault):
+            yield Text(f"failure kind: {kind}", style="yellow")
         yield "checks:"
         yield from check_lines(step, every_check=True, indent="  ")
         yield ""

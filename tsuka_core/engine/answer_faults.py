@@ -1,51 +1,125 @@
-"""Why an answer failed, when the kind is plain: a tool call left in the text, a wrong tool, bad arguments, a cut."""
+"""Why an answer failed, when the kind is plain: one of the failure kinds of docs/contract.md, and a detail."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from tsuka_core.backends.base import ChatResponse
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.judge.textcalls import text_tool_call
 
-__all__ = ["FAULT_FIELDS", "Fault", "answer_fault"]
+__all__ = ["FAULT_FIELDS", "FAULT_LABELS", "Fault", "answer_fault", "fault_counts", "fault_label", "faults_line"]
 
-Fault = Literal["thinking_only", "cut", "in_text", "wrong_tool", "invalid_arguments", "missing_argument"]
+Fault = Literal[
+    "thinking_only",
+    "cut",
+    "abstained",
+    "in_text",
+    "invalid_arguments",
+    "wrong_tool",
+    "missing_argument",
+    "wrong_arguments",
+    "call_count",
+]
 
 FAULT_FIELDS: Mapping[Fault, str] = {
     "thinking_only": "thinkingOnly",
     "cut": "cutAtLimit",
+    "abstained": "abstained",
     "in_text": "toolCallsInText",
-    "wrong_tool": "wrongTool",
     "invalid_arguments": "invalidArguments",
+    "wrong_tool": "wrongTool",
     "missing_argument": "missingArgument",
+    "wrong_arguments": "wrongArguments",
+    "call_count": "extraOrMissingCalls",
 }
 """Each kind's name in the profile's ``answerFaults`` counts."""
+
+FAULT_LABELS: Mapping[str, str] = {
+    "thinkingOnly": "empty after thinking",
+    "cutAtLimit": "cut at the limit",
+    "abstained": "abstained",
+    "toolCallsInText": "call left in the text",
+    "invalidArguments": "malformed call",
+    "wrongTool": "wrong tool",
+    "missingArgument": "missing argument",
+    "wrongArguments": "wrong arguments",
+    "extraOrMissingCalls": "extra or missing calls",
+}
+"""Each ``answerFaults`` name as the summary, ``tsuka show`` and the report say it."""
+
+
+def fault_counts(kinds: Iterable[str | None]) -> dict[str, int]:
+    """``answerFaults`` counts of steps' fault kinds (None and unknown kinds left out), in the kinds' order."""
+    found = Counter(kinds)
+    return {name: found[kind] for kind, name in FAULT_FIELDS.items() if found[kind]}
+
+
+def fault_label(kind: str | None) -> str | None:
+    """How a step's fault kind (``cut``, ``in_text``...) is said, or None for none or an unknown one."""
+    name = next((n for k, n in FAULT_FIELDS.items() if k == kind), None)
+    return FAULT_LABELS[name] if name is not None else None
+
+
+def faults_line(counts: Mapping[str, Any]) -> str:
+    """``2 malformed call, 1 cut at the limit`` from ``answerFaults`` counts; empty when there are none."""
+    shown = [(FAULT_LABELS[name], n) for name, n in counts.items() if name in FAULT_LABELS and isinstance(n, int)]
+    return ", ".join(f"{n} {label}" for label, n in shown if n > 0)
+
+
+_CALL_CHECKS = frozenset({"tool_called", "tool_calls_count", "tool_call_at", "tool_arg_at"})
+"""Check types whose failure, in an answer without a call, means the model abstained."""
+_COUNT_CHECKS = frozenset({"tool_calls_count", "tool_call_at", "tool_not_called"})
 
 IN_TEXT = "tool call in the answer text, not parsed by the server"
 
 
 def answer_fault(
-    response: ChatResponse, tools: Sequence[Mapping[str, Any]], expected: str | None
+    response: ChatResponse, tools: Sequence[Mapping[str, Any]], expected: str | None, failed: Collection[str] = ()
 ) -> tuple[Fault, str] | None:
     """The kind of a failed answer and a one-line detail naming it; None when nothing plain went wrong.
 
-    ``tools`` are the tools offered; ``expected`` the tool a ``tool_called`` check wanted, if any.
+    ``tools`` are the tools offered; ``expected`` the tool a ``tool_called`` check wanted, if any;
+    ``failed`` the types of the step's checks that failed.
     """
+    if not response.text and not response.tool_calls and _thought(response):
+        spent = response.reasoning_tokens or response.completion_tokens
+        return "thinking_only", f"no answer after {spent} reasoning tokens"
     if response.cut_at_limit:
-        thought = response.reasoning or "<think>" in (response.content or "")
-        if not response.text and not response.tool_calls and thought:
-            return "thinking_only", f"all {response.completion_tokens} tokens were spent thinking; no answer"
         return "cut", f"answer cut at the token limit (finish_reason: length, {response.completion_tokens} tokens)"
     if not tools:
         return None
     if not response.tool_calls:
         name = text_tool_call(response.text)
-        if name is None:
-            return None
-        return "in_text", f"{IN_TEXT} ({name})" if name else IN_TEXT
-    return _call_fault(response.tool_calls[0], tools, expected)
+        if name is not None:
+            return "in_text", f"{IN_TEXT} ({name})" if name else IN_TEXT
+        if _CALL_CHECKS & set(failed):
+            return "abstained", f"abstained: answered without calling {expected or 'a tool'}"
+        return None
+    if "tool_not_called" in failed:
+        return "call_count", f"called {_names(response.tool_calls)} where no call was wanted"
+    malformed = next((c for c in response.tool_calls if c.arguments_problem is not None), None)
+    if malformed is not None and malformed is not response.tool_calls[0]:
+        return "invalid_arguments", f"arguments of {malformed.name} cannot be used ({malformed.arguments_problem})"
+    found = _call_fault(response.tool_calls[0], tools, expected)
+    if found is not None:
+        return found
+    if _COUNT_CHECKS & set(failed):
+        return "call_count", f"{len(response.tool_calls)} tool call(s): {_names(response.tool_calls)}"
+    if any(kind.startswith("tool_arg") for kind in failed):
+        return "wrong_arguments", f"wrong arguments: {_names(response.tool_calls)}"
+    return None
+
+
+def _thought(response: ChatResponse) -> bool:
+    """True when the answer holds reasoning: a separate field, a ``<think>`` block, or reasoning tokens counted."""
+    return bool(response.reasoning or "<think>" in (response.content or "") or response.reasoning_tokens)
+
+
+def _names(calls: Sequence[ToolCall]) -> str:
+    return ", ".join(c.name for c in calls)
 
 
 def _call_fault(call: ToolCall, tools: Sequence[Mapping[str, Any]], expected: str | None) -> tuple[Fault, str] | None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tsuka_core.backends.base import ServerFacts
-from tsuka_core.engine.answer_faults import FAULT_FIELDS
+from tsuka_core.engine.answer_faults import fault_counts
 from tsuka_core.engine.metrics import avg_reasoning_tokens, level_speed
 from tsuka_core.engine.results import LevelResult, TestResult
 
@@ -29,7 +29,7 @@ def measured_fields(tests: Sequence[TestResult], facts: ServerFacts | None) -> d
     if any(t.test.tools for t in tests):
         fields["toolCallsInText"] = faults["in_text"]
     if faults:
-        fields["answerFaults"] = {name: faults[kind] for kind, name in FAULT_FIELDS.items() if faults[kind]}
+        fields["answerFaults"] = fault_counts(s.fault for t in tests for s in t.steps)
     server = facts.as_profile() if facts is not None else {}
     if server:
         fields["server"] = server

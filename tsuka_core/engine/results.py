@@ -59,7 +59,7 @@ class StepResult:
     """The conversation as sent for this step."""
     response: ChatResponse | None = None
     fault: str | None = None
-    """The plain kind of a failed answer (``in_text``, ``cut``...; see ``engine.faults``), or None."""
+    """The plain kind of a failed answer (``in_text``, ``cut``...; see ``engine.answer_faults``), or None."""
 
 
 @dataclass(frozen=True)

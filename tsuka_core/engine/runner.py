@@ -9,7 +9,9 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortRejected
+from tsuka_core.backends.http import StatusError
 from tsuka_core.engine.answer_faults import answer_fault
+from tsuka_core.engine.conversation import chain_broken, judged_calls, refused_step
 from tsuka_core.engine.first_request import refuses_model
 from tsuka_core.engine.results import CheckResult, StepResult, TestResult
 from tsuka_core.errors import RequestError
@@ -44,16 +46,22 @@ def _judge(step: Step, answer: Answer) -> tuple[CheckResult, ...]:
 
 
 def _judged(step: Step, request: ChatRequest, response: ChatResponse, index: int) -> StepResult:
-    """The step's checks judged; when one failed for a plain reason, that reason leads each failed detail."""
-    checks = _judge(step, Answer(response.text, response.tool_calls, request.tools))
-    fault = None
-    if any(c.outcome.status == "failed" for c in checks):
+    """The step's checks judged; when one failed for a plain reason, that reason leads each failed detail.
+
+    An answer left empty by thinking fails every check: it is never scored as if the model had answered.
+    """
+    checks = _judge(step, Answer(response.text, judged_calls(response), request.tools))
+    failed = {c.type for c in checks if c.outcome.status == "failed"}
+    found = None
+    if failed or not (response.text or response.tool_calls):
         expected = next((_wanted_tool(c) for c in step.checks if c.type == "tool_called"), None)
-        found = answer_fault(response, request.tools, expected)
-        if found is not None:
-            fault, why = found
-            checks = tuple(_led_by(c, why) for c in checks)
-    return StepResult(index, True, checks, request.messages, response, fault)
+        found = answer_fault(response, request.tools, expected, failed)
+    if found is None:
+        return StepResult(index, True, checks, request.messages, response)
+    fault, why = found
+    if fault == "thinking_only":
+        checks = tuple(CheckResult(c.location, c.type, c.weight, Outcome.fail(why)) for c in checks)
+    return StepResult(index, True, tuple(_led_by(c, why) for c in checks), request.messages, response, fault)
 
 
 def _wanted_tool(check: Check) -> str | None:
@@ -80,6 +88,27 @@ def _score(steps: list[StepResult]) -> float:
     return score_checks((c.weight, c.outcome.passed) for s in steps for c in s.checks)
 
 
+async def _ask(
+    backend: Backend, request: ChatRequest, limiter: AbstractAsyncContextManager[Any] | None
+) -> ChatResponse | StatusError | str:
+    """The answer; the error when the server refused the model's own tool-call arguments; else why it failed."""
+    try:
+        async with limiter or nullcontext():
+            return await backend.complete(request)
+    except EffortRejected:
+        raise
+    except RequestError as exc:
+        if isinstance(exc, StatusError) and exc.blames_answer:
+            return exc
+        refused = refuses_model(exc)
+        if refused is not None:
+            raise refused from exc
+        said = "server error on a tools request: " if request.tools and (exc.status or 0) >= 500 else ""
+        return f"{said}{exc}"
+    except Exception as exc:  # a backend plugin's bug ends this test as an error, not the run
+        return f"backend {backend.name!r} raised {type(exc).__name__}: {exc}"
+
+
 async def run_test(
     backend: Backend,
     test: Test,
@@ -91,8 +120,9 @@ async def run_test(
     """Send each step of ``test`` in order and judge its checks; ``repeat`` is which run of the test this is.
 
     A request that fails for good ends the test with status ``error`` (its
-    cause kept); :class:`EffortRejected` propagates so the sweep can measure the
-    model without efforts, and :class:`~tsuka_core.engine.first_request.ModelRefused`
+    cause kept), unless the server refused what the model itself wrote: that
+    step fails and the test is scored. :class:`EffortRejected` propagates so
+    the sweep can measure the model without efforts, and :class:`~tsuka_core.engine.first_request.ModelRefused`
     (a 401, 403 or 404) so that it stops the model.
     """
     messages: list[Mapping[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []
@@ -100,9 +130,9 @@ async def run_test(
     previous: ChatResponse | None = None
     for index, step in enumerate(test.steps):
         if step.tool_result is not None:
-            if previous is None or not previous.tool_calls:
-                reason = f"not sent: step {index} needs a tool call from the step before, which made none"
-                results.extend(_unsent(i, s, reason) for i, s in enumerate(test.steps[index:], start=index))
+            reason = chain_broken(previous, index)
+            if previous is None or reason is not None:
+                results.extend(_unsent(i, s, reason or "") for i, s in enumerate(test.steps[index:], start=index))
                 break
             call = previous.tool_calls[0]
             messages.append(assistant_tool_message(previous, call))
@@ -110,20 +140,15 @@ async def run_test(
         if step.prompt is not None:
             messages.append({"role": "user", "content": step.prompt})
         request = ChatRequest(model, tuple(messages), test.tools, effort, repeat)
-        try:
-            async with limiter or nullcontext():
-                response = await backend.complete(request)
-        except EffortRejected:
-            raise
-        except RequestError as exc:
-            refused = refuses_model(exc)
-            if refused is not None:
-                raise refused from exc
-            said = "server error on a tools request: " if request.tools and (exc.status or 0) >= 500 else ""
-            return _errored(test, results, index, request, f"{said}{exc}")
-        except Exception as exc:  # a backend plugin's bug ends this test as an error, not the run
-            cause = f"backend {backend.name!r} raised {type(exc).__name__}: {exc}"
-            return _errored(test, results, index, request, cause)
+        answer = await _ask(backend, request, limiter)
+        if isinstance(answer, str):
+            return _errored(test, results, index, request, answer)
+        if isinstance(answer, StatusError):
+            results.append(refused_step(step, index, request, answer))
+            reason = f"not sent: the server refused step {index}"
+            results.extend(_unsent(i, s, reason) for i, s in enumerate(test.steps[index + 1 :], start=index + 1))
+            break
+        response = answer
         if limiter is not None:
             # The limiter just let the next request in: let it go out before this answer is judged,
             # so that judging overlaps the wait for the server instead of delaying the request.

@@ -18,6 +18,7 @@ __all__ = [
     "normalise_tool_call",
     "normalise_tool_calls",
     "parse_arguments",
+    "read_arguments",
     "strip_reasoning",
 ]
 
@@ -68,21 +69,29 @@ def parse_arguments(raw: object, deadline: float | None = None) -> tuple[Any, st
     Returns ``(arguments, problem)``: ``problem`` is ``None`` when the arguments
     are a JSON object, else a short reason (and ``arguments`` what could be read).
     """
+    value, problem, _repaired = read_arguments(raw, deadline)
+    return value, problem
+
+
+def read_arguments(raw: object, deadline: float | None = None) -> tuple[Any, str | None, bool]:
+    """:func:`parse_arguments`, and whether the value came from repairing a string that was not valid JSON."""
     value: Any = raw
+    repaired = False
     if isinstance(raw, str):
         if not raw.strip():
-            return {}, None
+            return {}, None, False
         try:
             value = scrub(json.loads(raw))
         except RecursionError:
-            return None, "tool arguments are nested too deeply to read"
+            return None, "tool arguments are nested too deeply to read", False
         except ValueError:
             value = repair_json(raw, deadline)  # bounded in time; MISSING when it cannot
             if value is MISSING or value == "" or value is None:
-                return None, "tool arguments are not JSON"
+                return None, "tool arguments are not JSON", False
+            repaired = True
     if isinstance(value, dict):
-        return value, None
-    return value, f"tool arguments are not a JSON object (got {_kind(value)})"
+        return value, None, repaired
+    return value, f"tool arguments are not a JSON object (got {_kind(value)})", repaired
 
 
 def _kind(value: object) -> str:
@@ -102,6 +111,15 @@ class ToolCall:
     """Why the arguments are not a usable JSON object, or ``None``."""
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """The call as the server sent it, to send back unchanged in the next turn."""
+    repaired: bool = False
+    """True when the arguments the model wrote were not valid JSON and ``arguments`` is json-repair's reading."""
+
+    @property
+    def raw_arguments(self) -> str | None:
+        """The arguments as the model wrote them, when the server sent them as a string."""
+        function = self.raw.get("function")
+        arguments = function.get("arguments") if isinstance(function, Mapping) else None
+        return arguments if isinstance(arguments, str) else None
 
 
 def normalise_tool_call(raw: Mapping[str, Any], index: int, deadline: float | None = None) -> ToolCall | None:
@@ -121,8 +139,8 @@ def normalise_tool_call(raw: Mapping[str, Any], index: int, deadline: float | No
     if index >= MAX_TOOL_CALLS:
         unread = f"not judged: the answer holds more than {MAX_TOOL_CALLS} tool calls"
         return ToolCall(id=call_id, name=name, arguments=None, arguments_problem=unread, raw=raw)
-    arguments, problem = parse_arguments(function.get("arguments"), deadline)
-    return ToolCall(id=call_id, name=name, arguments=arguments, arguments_problem=problem, raw=raw)
+    arguments, problem, repaired = read_arguments(function.get("arguments"), deadline)
+    return ToolCall(call_id, name, arguments, problem, raw, repaired)
 
 
 def normalise_tool_calls(raw_calls: object) -> list[ToolCall]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 
+from tsuka_core.engine.answer_faults import fault_label
 from tsuka_core.engine.confidence import BORDERLINE
 from tsuka_core.report.figures import CATEGORY_SHORT, pct
 from tsuka_core.report.html_view import efforts_of, models_of, run_grid, run_scores, run_shown, score_class, shown
@@ -68,7 +69,13 @@ def _environment() -> Environment:
         fmt=format,
         json_text=_json_text,
     )
-    env.globals.update(categories=CATEGORIES, category_short=CATEGORY_SHORT, run_grid=run_grid, borderline=BORDERLINE)
+    env.globals.update(
+        categories=CATEGORIES,
+        category_short=CATEGORY_SHORT,
+        run_grid=run_grid,
+        borderline=BORDERLINE,
+        fault_label=fault_label,
+    )
     return env
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tsuka_core.engine.answer_faults import fault_counts, faults_line
 from tsuka_core.engine.confidence import BORDERLINE, Confidence
 from tsuka_core.report.confidence import recorded_confidence
 from tsuka_core.report.figures import Figure, effort_labels, figures, pct
@@ -112,6 +113,10 @@ class ModelView:
         """How sure the scores and tier of ``level`` (one of this model's) are; None when unknown."""
         found = [c for lv, c in zip(self.levels, self.confidences, strict=False) if lv is level]
         return found[0] if found else None
+
+    def failures(self, level: StoredLevel) -> str:
+        """How many failed answers of ``level`` were of each failure kind (``2 malformed call``); empty: none."""
+        return faults_line(fault_counts(s.fault for t in level.tests for s in t.steps))
 
     @property
     def borderline(self) -> list[StoredLevel]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from tsuka_core.backends.base import ChatResponse
@@ -23,16 +24,19 @@ def response_to_json(response: ChatResponse) -> dict[str, Any]:
         "text": response.text,
         "content": response.content,
         "reasoning": response.reasoning,
-        "toolCalls": [
-            {"id": c.id, "name": c.name, "arguments": c.arguments, "problem": c.arguments_problem, "raw": dict(c.raw)}
-            for c in response.tool_calls
-        ],
+        "toolCalls": [_call_json(c) for c in response.tool_calls],
         "promptTokens": response.prompt_tokens,
         "completionTokens": response.completion_tokens,
         "usageEstimated": response.usage_estimated,
         "duration": response.duration,
         **{name: value for name, (field, _) in _MEASURED.items() if (value := getattr(response, field)) is not None},
     }
+
+
+def _call_json(call: ToolCall) -> dict[str, Any]:
+    """A call: the arguments as read, the server's entry (``raw``, the arguments as the model wrote them)."""
+    data = {"id": call.id, "name": call.name, "arguments": call.arguments, "problem": call.arguments_problem}
+    return {**data, "raw": dict(call.raw), **({"repaired": True} if call.repaired else {})}
 
 
 _MILLIS = (int, float)
@@ -131,13 +135,26 @@ def response_from_json(data: Mapping[str, Any]) -> ChatResponse:
 def _call(data: Any) -> ToolCall:
     if not isinstance(data, dict):
         raise ValueError("a tool call is not a JSON object")
-    return ToolCall(
+    call = ToolCall(
         id=_typed(data, "id", str),
         name=_typed(data, "name", str),
         arguments=data.get("arguments"),
         arguments_problem=_typed(data, "problem", str | None, None),
         raw=_typed(data, "raw", dict, {}),
+        repaired=_typed(data, "repaired", bool, False),
     )
+    if "repaired" not in data and call.arguments_problem is None and call.raw_arguments is not None:
+        # Written before "repaired" was kept: the arguments were repaired when the model's string is not JSON.
+        return replace(call, repaired=not _is_json(call.raw_arguments))
+    return call
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return not text.strip()  # an empty string reads as {}
+    return True
 
 
 _REQUIRED = object()

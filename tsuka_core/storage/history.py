@@ -9,7 +9,8 @@ Layout (``PRAGMA user_version`` is :data:`SCHEMA_VERSION`)::
                endpoint), ``backend`` and ``provider`` (NULL: the run's)
     tests      one row per run of a test of a level: ``repeat`` (which run, from 1), score, status, error,
                the tools offered; ``position`` is the row's order in the level (test by test, runs in order)
-    steps      one row per step: the messages sent, the answer (reasoning apart), usage and duration
+    steps      one row per step: the messages sent, the answer (reasoning apart), usage and duration, and
+               ``fault``, the failure kind of a failed answer (``engine.answer_faults``; NULL: none or unknown)
     checks     one row per check: type, weight, outcome and detail
     responses  the response cache (``tsuka_core.storage.cache``), keyed by a hash of the request
 
@@ -21,7 +22,7 @@ A file of an older layout is upgraded in place, in one transaction, the first
 time it is opened for writing (layout 1 gains ``levels.repeats`` and
 ``tests.repeat``, every existing row reading 1; layout 2 gains the level's
 ``name``, ``endpoint``, ``backend`` and ``provider``, every existing row reading
-NULL: the run's); opened read-only, it is read as it is, a column it lacks
+NULL: the run's; layout 3 gains ``steps.fault``, reading NULL); opened read-only, it is read as it is, a column it lacks
 reading as its default.
 
 A run across the endpoints of a project file is one run: its row names every
@@ -57,7 +58,7 @@ __all__ = [
     "transaction",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The layout written by this engine; a file with a higher version is refused, never rewritten.
 
 1: the first layout. 2: ``levels.repeats`` and ``tests.repeat`` (``--repeats``). 3: ``levels.name``,
@@ -129,7 +130,8 @@ CREATE TABLE steps (
     sent INTEGER NOT NULL,
     messages TEXT NOT NULL,
     response TEXT,
-    cached INTEGER NOT NULL
+    cached INTEGER NOT NULL,
+    fault TEXT
 );
 CREATE INDEX steps_test ON steps(test_id);
 CREATE TABLE checks (
@@ -162,6 +164,7 @@ _UPGRADES: dict[int, tuple[str, ...]] = {
         "ALTER TABLE levels ADD COLUMN backend TEXT",
         "ALTER TABLE levels ADD COLUMN provider TEXT",
     ),
+    3: ("ALTER TABLE steps ADD COLUMN fault TEXT",),
 }
 """The statements that take a file from layout N to N + 1, keeping every row (new columns get their default)."""
 

@@ -55,6 +55,8 @@ class StoredStep:
     checks: tuple[StoredCheck, ...]
     cut: bool = False
     """The answer was larger than the history keeps (``MAX_ANSWER_BYTES``): stored cut, not to be judged again."""
+    fault: str | None = None
+    """The failure kind of a failed answer (``engine.answer_faults``), or None (none, or recorded before kinds were)."""
 
 
 @dataclass(frozen=True)
@@ -359,4 +361,5 @@ def _step(db: sqlite3.Connection, row: sqlite3.Row) -> StoredStep:
         cut=answer is not None and "cut" in answer,
         cached=bool(row["cached"]),
         checks=tuple(StoredCheck(c["location"], c["type"], c["weight"], c["status"], c["detail"]) for c in checks),
+        fault=fault if isinstance(fault := _column(row, "fault"), str) else None,
     )

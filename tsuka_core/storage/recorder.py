@@ -175,8 +175,8 @@ def _write_step(db: sqlite3.Connection, test_id: int | None, step: StepResult, c
     response = bounded_response_json(step.response)[0] if step.response is not None else None
     from_cache = step.response is not None and id(step.response) in cached
     cursor = db.execute(
-        "INSERT INTO steps (test_id, idx, sent, messages, response, cached) VALUES (?, ?, ?, ?, ?, ?)",
-        (test_id, step.index, step.sent, dumps([dict(m) for m in step.messages]), response, from_cache),
+        "INSERT INTO steps (test_id, idx, sent, messages, response, cached, fault) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (test_id, step.index, step.sent, dumps([dict(m) for m in step.messages]), response, from_cache, step.fault),
     )
     db.executemany(
         "INSERT INTO checks (step_id, position, location, type, weight, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
