@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["format_tested_at", "redact_url", "url_secrets"]
+__all__ = ["format_tested_at", "redact_url", "url_parts", "url_secrets"]
 
 
 def format_tested_at(moment: datetime) -> str:
@@ -49,6 +49,13 @@ def url_secrets(url: str) -> list[str]:
     query = rest.partition("#")[0].partition("?")[2]
     found.extend(pair.partition("=")[2] for pair in query.split("&"))
     return [s for secret in found if secret for s in dict.fromkeys((secret, unquote(secret)))]
+
+
+def url_parts(url: str) -> tuple[str | None, list[str]]:
+    """``url``'s userinfo (``user:password``, None without one) and the names of its query parameters."""
+    userinfo, rest = _split_userinfo(_split_scheme(url)[1])
+    query = rest.partition("#")[0].partition("?")[2]
+    return userinfo, [unquote(pair.partition("=")[0]) for pair in query.split("&") if pair]
 
 
 _HOST_END = re.compile(r"[/?#]")

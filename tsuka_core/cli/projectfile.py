@@ -11,16 +11,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tsuka_core.cli.project_secrets import secret_problems
 from tsuka_core.errors import UsageError
 from tsuka_core.terms import Effort, Tier
 
 __all__ = ["ConfigError", "Endpoint", "Project", "ProjectFile", "find_project", "load_project", "project_schema"]
 
 PROJECT_FILE = "tsuka.toml"
-SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "secret", "password", "passwd"})
-"""Key names whose value would be a secret: the file names the variable holding it instead (``api_key_env``)."""
-SECRET_PREFIXES = ("sk-", "sk_", "ghp_", "hf_", "xoxb-", "AKIA")
-"""Value prefixes of common API keys and tokens."""
 
 OptionValue = str | int | float | bool
 
@@ -134,25 +131,6 @@ def load_project(explicit: Path | None = None, folder: Path | None = None) -> Pr
 def project_schema() -> dict[str, Any]:
     """The JSON Schema of the project file."""
     return ProjectFile.model_json_schema()
-
-
-def secret_problems(value: Any, loc: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], str]]:
-    """Every key-like literal in the file: a secret-named key, or a value that looks like an API key."""
-    found: list[tuple[tuple[str | int, ...], str]] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if str(key).lower() in SECRET_KEYS or str(key).lower().endswith(("_token", "_secret", "_password")):
-                found.append(
-                    ((*loc, key), "secrets never live in the project file: name the variable holding it in api_key_env")
-                )
-            else:
-                found += secret_problems(item, (*loc, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += secret_problems(item, (*loc, index))
-    elif isinstance(value, str) and value.strip().startswith(SECRET_PREFIXES):
-        found.append((loc, "this looks like an API key; keep it in an environment variable named by api_key_env"))
-    return found
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
