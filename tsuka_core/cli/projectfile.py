@@ -62,6 +62,10 @@ class ProjectFile(BaseModel):
     endpoints: list[Endpoint] = Field(default_factory=list, description="Servers one run measures together.")
 
 
+MAX_DEPTH = 16
+"""The deepest nesting of tables and arrays read; a project file needs 4 (``endpoints``, one, ``options``, a value)."""
+DEPTH_HINT = "Flatten the file (a project file needs a few levels; 'tsuka schema --config' shows them)."
+
 PATH_KEYS = ("suite", "profiles", "junit", "json_file")
 """Top-level keys holding paths, read relative to the file's folder."""
 
@@ -113,6 +117,8 @@ def load_project(explicit: Path | None = None, folder: Path | None = None) -> Pr
     if found is None:
         return None
     path, table, text = found
+    if _depth(table) > MAX_DEPTH:
+        raise UsageError(f"{path}: nested more than {MAX_DEPTH} tables or arrays deep; nothing was run. {DEPTH_HINT}")
     problems = [_where(path, text, loc) + message for loc, message in secret_problems(table)]
     try:
         data = ProjectFile.model_validate(table)
@@ -141,6 +147,21 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
         raise UsageError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"{path}: not valid TOML: {exc}"]) from None
+    except RecursionError:
+        raise UsageError(f"{path}: not valid TOML: nested too deeply to read; nothing was run. {DEPTH_HINT}") from None
+
+
+def _depth(value: Any) -> int:
+    """How many tables and arrays deep ``value`` goes (read without recursion, so any depth is measured)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth + 1)
+            if deepest > MAX_DEPTH:
+                break
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def _message(err: Any) -> str:

@@ -1,4 +1,4 @@
-"""Every secret written into the project file is refused: one line naming the file, the key and what to do instead."""
+"""A hostile project file: every secret in it refused, nesting too deep for tomllib one line; never a traceback."""
 
 from __future__ import annotations
 
@@ -78,3 +78,25 @@ def test_ordinary_settings_are_not_taken_for_secrets(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     (shown,) = json.loads(result.stdout)["endpoints"]
     assert shown["options"]["keep_alive"] == "5m"
+
+
+DEEP = {
+    "arrays in [project]": ("pyproject.toml", '[project]\nname = "x"\nkeywords = ' + "[" * 500 + "]" * 500 + "\n"),
+    "table header": ("tsuka.toml", "[" + ".".join(["a"] * 1000) + "]\nx = 1\n"),
+    "arrays in tsuka": ("tsuka.toml", "efforts = " + "[" * 200 + "]" * 200 + "\n"),
+    "tool.tsuka header": ("pyproject.toml", "[tool.tsuka." + ".".join(["a"] * 1000) + "]\nx = 1\n"),
+}
+
+
+@pytest.mark.parametrize(("name", "text"), list(DEEP.values()), ids=list(DEEP))
+def test_a_file_nested_too_deeply_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str
+) -> None:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = invoke("run", "--show-config")
+    assert result.exit_code == 2
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"tsuka: error: {tmp_path / name}: ")
+    assert "nested" in line
