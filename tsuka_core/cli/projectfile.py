@@ -8,6 +8,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -125,10 +126,7 @@ def load_project(explicit: Path | None = None, folder: Path | None = None) -> Pr
     except ValidationError as exc:
         problems += [_where(path, text, err["loc"]) + _message(err) for err in exc.errors()]
         data = ProjectFile()
-    names = [endpoint.name for endpoint in data.endpoints]
-    for index, name in enumerate(names):
-        if name in names[:index]:
-            problems.append(_where(path, text, ("endpoints", index, "name")) + f"endpoint name {name!r} is used twice")
+    problems += _endpoint_problems(path, text, data.endpoints)
     if problems:
         raise ConfigError(problems)
     return Project(path, data)
@@ -137,6 +135,39 @@ def load_project(explicit: Path | None = None, folder: Path | None = None) -> Pr
 def project_schema() -> dict[str, Any]:
     """The JSON Schema of the project file."""
     return ProjectFile.model_json_schema()
+
+
+def _endpoint_problems(path: Path, text: str, endpoints: list[Endpoint]) -> list[str]:
+    """A name used twice, a base URL no backend could use."""
+    problems = []
+    names = [endpoint.name for endpoint in endpoints]
+    for index, endpoint in enumerate(endpoints):
+        if endpoint.name in names[:index]:
+            where = _where(path, text, ("endpoints", index, "name"))
+            problems.append(f"{where}endpoint name {endpoint.name!r} is used twice")
+        if (problem := url_problem(endpoint)) is not None:
+            where = _where(path, text, ("endpoints", index, "base_url"))
+            problems.append(f"{where}endpoint {endpoint.name}: {problem}")
+    return problems
+
+
+def url_problem(endpoint: Endpoint) -> str | None:
+    """What makes the endpoint's base URL unusable (no scheme or host, a bad port, spaces), or None."""
+    url = endpoint.base_url
+    if url is None:
+        return None
+    http = endpoint.backend == "openai"
+    wanted = "an http:// or https:// URL" if http else "a URL (scheme://host[:port]/path)"
+    try:
+        parts = urlsplit(url)
+        _port = parts.port  # raises ValueError when out of range or not a number
+    except ValueError:
+        return f"base_url is not {wanted} (its host or port cannot be read)"
+    if re.search(r"[\s\x00-\x1f\x7f]", url) or not parts.scheme or not parts.hostname:
+        return f"base_url is not {wanted}: it needs a scheme and a host, and no spaces or control characters"
+    if http and parts.scheme.lower() not in ("http", "https"):
+        return f"base_url is not {wanted}: its scheme is {parts.scheme[:20]!r}"
+    return None
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
