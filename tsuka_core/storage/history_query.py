@@ -15,6 +15,7 @@ from tsuka_core.engine.results import RunScores, runs_by
 from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.storage.history import connect, response_from_json
 from tsuka_core.storage.history_values import MAX_REPEATS, count, rate, share, shares, weight
+from tsuka_core.storage.owner import ABANDONED, gone
 from tsuka_core.terms import EFFORTS
 from tsuka_core.textsafe import loads as safe_loads
 
@@ -214,7 +215,7 @@ def _run(row: sqlite3.Row, levels: Sequence[StoredLevel] = ()) -> StoredRun:
     return StoredRun(
         id=row["id"],
         kind=row["kind"],
-        status=row["status"],
+        status=_status(row),
         started_at=row["started_at"],
         finished_at=row["finished_at"],
         suite_path=row["suite_path"],
@@ -228,6 +229,14 @@ def _run(row: sqlite3.Row, levels: Sequence[StoredLevel] = ()) -> StoredRun:
         source_run=row["source_run"],
         levels=_ordered(models, levels),
     )
+
+
+def _status(row: sqlite3.Row) -> str:
+    """The run's status; ``abandoned`` for a run left ``running`` by a process that is gone."""
+    status: str = row["status"]
+    if status == "running" and gone(_column(row, "pid"), _column(row, "host"), _column(row, "process_start")):
+        return ABANDONED
+    return status
 
 
 def _json(row: sqlite3.Row, column: str, kind: type) -> Any:
@@ -337,7 +346,7 @@ def _test(db: sqlite3.Connection, row: sqlite3.Row) -> StoredTest:
         category=row["category"],
         weight=weight(row["weight"], "tests.weight"),
         tools=_json(row, "tools", list),
-        status=row["status"],
+        status=_status(row),
         score=share(row["score"], "tests.score"),
         error=row["error"],
         steps=tuple(_step(db, s) for s in steps),
