@@ -63,7 +63,7 @@ def test_run_against_run_shows_tiers_scores_and_what_changed(runs: Path) -> None
     assert "alpha@none  tier large → medium (tier dropped)" in alpha
     assert "pass → fail (1):" in alpha
     assert "catena_tool_distrattori      1.00 → 0.63  pass → fail  (toolCalling)" in alpha
-    assert 'passed → failed  steps[1].checks[1] tool_arg_equals: customer_id is "CUS-3318", expected' in alpha
+    assert 'passed → failed  steps[1].checks[1] tool_arg_equals: wrong arguments: get_invoices; customer_id is "CUS-3318", expected' in alpha
     assert "toolCalling" in alpha
     assert "Regression: alpha@none: tier large → medium" in out
     beta = out[out.index("beta@none  tier") :]
@@ -157,7 +157,7 @@ def test_json_holds_the_whole_comparison(runs: Path, tmp_path: Path) -> None:
     (change,) = alpha["changedTests"]
     assert change["direction"] == "pass->fail"
     assert change["checks"][0]["location"] == "steps[1].checks[1]"
-    assert change["checks"][0]["detailB"].startswith('customer_id is "CUS-3318"')
+    assert change["checks"][0]["detailB"].startswith('wrong arguments: get_invoices; customer_id is "CUS-3318"')
 
 
 def test_details_show_both_answers_escaped(runs: Path) -> None:

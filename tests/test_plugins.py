@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -301,3 +304,28 @@ def test_groups_that_only_look_like_tsuka_are_not_read(tmp_path: Path, monkeypat
     monkeypatch.syspath_prepend(tmp_path)
     with pytest.raises(PluginError, match="names lookalike, which provide no tsuka plugin"):
         discover(env="lookalike")
+
+
+def test_a_plugin_that_hangs_at_import_is_named_while_it_is_waited_for(tmp_path: Path) -> None:
+    """A plugin whose import takes 8 s: after about 3 s one line on stderr names it; the command then goes on."""
+    (tmp_path / "tsuka_sleepy_plugin.py").write_text("import time\ntime.sleep(8)\n")
+    info = tmp_path / "tsuka_sleepy-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tsuka-sleepy\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[tsuka]\nsleepy = tsuka_sleepy_plugin\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), str(tmp_path)])
+    started = time.monotonic()
+    command = [sys.executable, "-m", "tsuka_core", "checks"]
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        said_after = time.monotonic() - started
+        still_running = proc.poll() is None
+        out, rest = proc.communicate(timeout=60)
+    assert "plugin 'sleepy' (module tsuka_sleepy_plugin, distribution 'tsuka-sleepy') is still importing" in line
+    assert LOAD_ENV in line
+    assert 2.5 < said_after < 7.5, said_after
+    assert still_running
+    assert proc.returncode == 0, rest
+    assert "regex" in out

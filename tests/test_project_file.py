@@ -175,7 +175,7 @@ def test_show_config_masks_secrets_and_runs_nothing(tmp_path: Path) -> None:
 
 [[endpoints]]
 name = "hosted"
-base_url = "{server.base_url}?key=hidden-value"
+base_url = "{server.base_url}?deployment=hidden-value"
 api_key_env = "HOSTED_KEY"
 options = {{ api_token_name = "x" }}
 """,

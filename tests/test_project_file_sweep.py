@@ -269,11 +269,14 @@ api_key_env = "HOSTED_KEY"
 
 
 def as_layout_2(source: Path, target: Path) -> None:
-    """Write ``target`` as tsuka wrote layout 2: ``source`` without the level columns layout 3 added."""
+    """Write ``target`` as tsuka wrote layout 2: ``source`` without the columns layouts 3 and 4 added."""
     shutil.copyfile(source, target)
     with closing(sqlite3.connect(target)) as db:
         for column in ("name", "endpoint", "backend", "provider"):
             db.execute(f"ALTER TABLE levels DROP COLUMN {column}")
+        for column in ("pid", "host", "process_start"):
+            db.execute(f"ALTER TABLE runs DROP COLUMN {column}")
+        db.execute("ALTER TABLE steps DROP COLUMN fault")
         db.execute("PRAGMA user_version = 2")
         db.commit()
 
@@ -293,7 +296,7 @@ def test_a_layout_2_history_is_read_as_it_is_and_upgraded_for_a_sweep(swept: Pat
 
     with closing(connect(old)):
         pass
-    assert rows(old, "PRAGMA user_version")[0][0] == SCHEMA_VERSION == 3
+    assert rows(old, "PRAGMA user_version")[0][0] == SCHEMA_VERSION == 4
     assert [tuple(r) for r in rows(old, "SELECT name, endpoint, backend, provider FROM levels")] == [
         (None, None, None, None)
     ]

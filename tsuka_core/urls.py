@@ -6,7 +6,7 @@ import base64
 import re
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["redact_url", "url_secrets"]
+__all__ = ["redact_url", "url_parts", "url_secrets"]
 
 
 def redact_url(url: str) -> str:
@@ -42,6 +42,13 @@ def url_secrets(url: str) -> list[str]:
     query = rest.partition("#")[0].partition("?")[2]
     found.extend(pair.partition("=")[2] for pair in query.split("&"))
     return [s for secret in found if secret for s in dict.fromkeys((secret, unquote(secret)))]
+
+
+def url_parts(url: str) -> tuple[str | None, list[str]]:
+    """``url``'s userinfo (``user:password``, None without one) and the names of its query parameters."""
+    userinfo, rest = _split_userinfo(_split_scheme(url)[1])
+    query = rest.partition("#")[0].partition("?")[2]
+    return userinfo, [unquote(pair.partition("=")[0]) for pair in query.split("&") if pair]
 
 
 _HOST_END = re.compile(r"[/?#]")

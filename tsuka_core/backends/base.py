@@ -52,6 +52,8 @@ class BackendConfig:
 
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
+    api_key_env: str | None = None
+    """The environment variable ``api_key`` was read from, for errors to name (a backend's own variable if unset)."""
     model_path: str | None = None
     """A model file, for backends that run a model in-process."""
     timeout: float = 300.0

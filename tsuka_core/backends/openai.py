@@ -82,7 +82,8 @@ class OpenAIBackend(Backend):
                 "pass --base-url or set OPENAI_BASE_URL"
             )
         self.base_url = base_url.rstrip("/")
-        self.api_key = _checked_key((config.api_key or os.environ.get("OPENAI_API_KEY") or "").strip()) or None
+        source = config.api_key_env or ("the configured API key" if config.api_key else "OPENAI_API_KEY")
+        self.api_key = _checked_key((config.api_key or os.environ.get("OPENAI_API_KEY") or "").strip(), source) or None
         self._secrets = [*([self.api_key] if self.api_key else []), *url_secrets(self.base_url)]
         self._props: Mapping[str, Any] | None = None
         self._props_lock: asyncio.Lock | None = None
@@ -331,13 +332,13 @@ def _usable_url(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
-def _checked_key(key: str) -> str:
-    """``key`` (surrounding white space already stripped) if HTTP can carry it in a header; never echoes it."""
+def _checked_key(key: str, source: str) -> str:
+    """``key`` (read from ``source``, white space around it stripped) if HTTP can carry it in a header; never echoed."""
     for position, char in enumerate(key, start=1):
         if not "!" <= char <= "~":
             what = "a non-ASCII character" if ord(char) > 127 else "a space" if char == " " else "a control character"
             raise BackendError(
-                f"the API key (OPENAI_API_KEY) holds {what} at position {position}, which cannot be sent in an "
+                f"the API key ({source}) holds {what} at position {position}, which cannot be sent in an "
                 "HTTP header: check that its value was copied whole and nothing else"
             )
     return key

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from tsuka_core.backends.base import ServerFacts
-from tsuka_core.backends.plausible import token_count
+from tsuka_core.backends.plausible import millis, token_count
 
 __all__ = ["count", "facts_from_props", "reasoning_tokens", "server_timings"]
 
@@ -15,12 +14,6 @@ __all__ = ["count", "facts_from_props", "reasoning_tokens", "server_timings"]
 def count(value: Any) -> int | None:
     """``value`` as a token count when it is a plausible one (see :func:`token_count`), else None."""
     return token_count(value)
-
-
-def _millis(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < math.inf:
-        return float(value)
-    return None
 
 
 def server_timings(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -34,8 +27,8 @@ def server_timings(data: Mapping[str, Any]) -> dict[str, Any]:
     timings = data.get("timings")
     if not isinstance(timings, Mapping):
         return {}
-    generation_ms, generated = _millis(timings.get("predicted_ms")), count(timings.get("predicted_n"))
-    prompt_ms, processed = _millis(timings.get("prompt_ms")), count(timings.get("prompt_n"))
+    generation_ms, generated = millis(timings.get("predicted_ms")), count(timings.get("predicted_n"))
+    prompt_ms, processed = millis(timings.get("prompt_ms")), count(timings.get("prompt_n"))
     fields: dict[str, Any] = {}
     if generation_ms is not None and generated is not None:
         fields.update(generation_ms=generation_ms, generated_tokens=generated, speed_source="server")

@@ -46,7 +46,7 @@ class ModelSweep:
     levels: list[LevelResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stopped: str | None = None
-    """Why the model was not measured at all (the server refused it outright), on one line."""
+    """Why the model was not measured at all (the server refused it outright), on one line, without its name."""
 
 
 def level_result(
@@ -140,7 +140,7 @@ class _Sweeper:
         try:
             await self._sweep(swept, efforts)
         except* ModelRefused as group:
-            swept.stopped = f"{model}: stopped after the first answer, no further request sent: {group.exceptions[0]}"
+            swept.stopped = f"stopped after the first answer, no further request sent: {group.exceptions[0]}"
             await self._keep(swept, [])
         return swept
 

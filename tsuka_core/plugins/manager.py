@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+import threading
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -18,6 +21,8 @@ BUILTIN_DISTRIBUTION = "tsuka"
 """The distribution that ships the built-in plugins; it always loads."""
 LOAD_ENV = "TSUKA_LOAD_PLUGINS"
 """Comma-separated distribution names to load besides the built-ins; set but empty means built-ins only."""
+SLOW_IMPORT_SECONDS = 3.0
+"""After this long importing one plugin, a line on stderr names it (the import is still waited for)."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +76,7 @@ def discover(env: str | None = None, *, use_environ: bool = True) -> list[Loaded
         if wanted is not None and _normal(dist_name) not in wanted | {BUILTIN_DISTRIBUTION}:
             continue
         try:
-            obj = ep.load()
+            obj = _load(ep, dist_name)
         except Exception as exc:
             raise PluginError(
                 f"plugin {ep.name!r} of distribution {dist_name!r} failed to import: "
@@ -83,3 +88,27 @@ def discover(env: str | None = None, *, use_environ: bool = True) -> list[Loaded
         if missing:
             raise PluginError(f"{LOAD_ENV} names {', '.join(sorted(missing))}, which provide no tsuka plugin")
     return loaded
+
+
+def _load(ep: metadata.EntryPoint, dist_name: str) -> Any:
+    """``ep.load()``; if it takes longer than :data:`SLOW_IMPORT_SECONDS`, one line on stderr says which plugin hangs.
+
+    Nothing can stop an import that hangs, so the line is what a user sees
+    instead of a command that froze without a word.
+    """
+    timer = threading.Timer(SLOW_IMPORT_SECONDS, _say_slow, (ep, dist_name))
+    timer.daemon = True
+    timer.start()
+    try:
+        return ep.load()
+    finally:
+        timer.cancel()
+
+
+def _say_slow(ep: metadata.EntryPoint, dist_name: str) -> None:
+    with contextlib.suppress(OSError, ValueError):  # stderr closed: nothing to say it on
+        sys.stderr.write(
+            f"tsuka: plugin {ep.name!r} (module {ep.module}, distribution {dist_name!r}) is still importing after "
+            f"{SLOW_IMPORT_SECONDS:g} s; waiting for it (set {LOAD_ENV} to the plugins to load without it)\n"
+        )
+        sys.stderr.flush()

@@ -8,19 +8,17 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tsuka_core.errors import UsageError
+from tsuka_core.run.project_secrets import secret_problems
 from tsuka_core.terms import Effort, Tier
 
 __all__ = ["ConfigError", "Endpoint", "Project", "ProjectFile", "find_project", "load_project", "project_schema"]
 
 PROJECT_FILE = "tsuka.toml"
-SECRET_KEYS = frozenset({"api_key", "apikey", "key", "token", "secret", "password", "passwd"})
-"""Key names whose value would be a secret: the file names the variable holding it instead (``api_key_env``)."""
-SECRET_PREFIXES = ("sk-", "sk_", "ghp_", "hf_", "xoxb-", "AKIA")
-"""Value prefixes of common API keys and tokens."""
 
 OptionValue = str | int | float | bool
 
@@ -64,6 +62,10 @@ class ProjectFile(BaseModel):
     min_tier: Tier | None = None
     endpoints: list[Endpoint] = Field(default_factory=list, description="Servers one run measures together.")
 
+
+MAX_DEPTH = 16
+"""The deepest nesting of tables and arrays read; a project file needs 4 (``endpoints``, one, ``options``, a value)."""
+DEPTH_HINT = "Flatten the file (a project file needs a few levels; 'tsuka schema --config' shows them)."
 
 PATH_KEYS = ("suite", "profiles", "junit", "json_file")
 """Top-level keys holding paths, read relative to the file's folder."""
@@ -116,16 +118,15 @@ def load_project(explicit: Path | None = None, folder: Path | None = None) -> Pr
     if found is None:
         return None
     path, table, text = found
+    if _depth(table) > MAX_DEPTH:
+        raise UsageError(f"{path}: nested more than {MAX_DEPTH} tables or arrays deep; nothing was run. {DEPTH_HINT}")
     problems = [_where(path, text, loc) + message for loc, message in secret_problems(table)]
     try:
         data = ProjectFile.model_validate(table)
     except ValidationError as exc:
         problems += [_where(path, text, err["loc"]) + _message(err) for err in exc.errors()]
         data = ProjectFile()
-    names = [endpoint.name for endpoint in data.endpoints]
-    for index, name in enumerate(names):
-        if name in names[:index]:
-            problems.append(_where(path, text, ("endpoints", index, "name")) + f"endpoint name {name!r} is used twice")
+    problems += _endpoint_problems(path, text, data.endpoints)
     if problems:
         raise ConfigError(problems)
     return Project(path, data)
@@ -136,23 +137,37 @@ def project_schema() -> dict[str, Any]:
     return ProjectFile.model_json_schema()
 
 
-def secret_problems(value: Any, loc: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], str]]:
-    """Every key-like literal in the file: a secret-named key, or a value that looks like an API key."""
-    found: list[tuple[tuple[str | int, ...], str]] = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if str(key).lower() in SECRET_KEYS or str(key).lower().endswith(("_token", "_secret", "_password")):
-                found.append(
-                    ((*loc, key), "secrets never live in the project file: name the variable holding it in api_key_env")
-                )
-            else:
-                found += secret_problems(item, (*loc, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += secret_problems(item, (*loc, index))
-    elif isinstance(value, str) and value.strip().startswith(SECRET_PREFIXES):
-        found.append((loc, "this looks like an API key; keep it in an environment variable named by api_key_env"))
-    return found
+def _endpoint_problems(path: Path, text: str, endpoints: list[Endpoint]) -> list[str]:
+    """A name used twice, a base URL no backend could use."""
+    problems = []
+    names = [endpoint.name for endpoint in endpoints]
+    for index, endpoint in enumerate(endpoints):
+        if endpoint.name in names[:index]:
+            where = _where(path, text, ("endpoints", index, "name"))
+            problems.append(f"{where}endpoint name {endpoint.name!r} is used twice")
+        if (problem := url_problem(endpoint)) is not None:
+            where = _where(path, text, ("endpoints", index, "base_url"))
+            problems.append(f"{where}endpoint {endpoint.name}: {problem}")
+    return problems
+
+
+def url_problem(endpoint: Endpoint) -> str | None:
+    """What makes the endpoint's base URL unusable (no scheme or host, a bad port, spaces), or None."""
+    url = endpoint.base_url
+    if url is None:
+        return None
+    http = endpoint.backend == "openai"
+    wanted = "an http:// or https:// URL" if http else "a URL (scheme://host[:port]/path)"
+    try:
+        parts = urlsplit(url)
+        _port = parts.port  # raises ValueError when out of range or not a number
+    except ValueError:
+        return f"base_url is not {wanted} (its host or port cannot be read)"
+    if re.search(r"[\s\x00-\x1f\x7f]", url) or not parts.scheme or not parts.hostname:
+        return f"base_url is not {wanted}: it needs a scheme and a host, and no spaces or control characters"
+    if http and parts.scheme.lower() not in ("http", "https"):
+        return f"base_url is not {wanted}: its scheme is {parts.scheme[:20]!r}"
+    return None
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
@@ -163,6 +178,21 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
         raise UsageError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"{path}: not valid TOML: {exc}"]) from None
+    except RecursionError:
+        raise UsageError(f"{path}: not valid TOML: nested too deeply to read; nothing was run. {DEPTH_HINT}") from None
+
+
+def _depth(value: Any) -> int:
+    """How many tables and arrays deep ``value`` goes (read without recursion, so any depth is measured)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth + 1)
+            if deepest > MAX_DEPTH:
+                break
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def _message(err: Any) -> str:

@@ -308,14 +308,14 @@ async def _recorded(
 
 
 def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport, options: RunOptions) -> None:
+    name = options.store_names.get(swept.model, swept.model)
     if swept.stopped:
-        report.failed.append(swept.stopped)
+        report.failed.append(f"{name}: {swept.stopped}")
     complete = [level for level in swept.levels if level.complete]
     for level in swept.levels:
         if not level.complete:
             causes = "; ".join(level.errors[:3])
-            report.failed.append(f"{level.model}@{level.effort} not stored: {causes}")
-    name = options.store_names.get(swept.model, swept.model)
+            report.failed.append(f"{profile_key(name, level.effort)} not stored: {causes}")
     profiles = {profile_key(name, level.effort): profile_from_level(level) for level in complete}
     if options.endpoint:
         for profile in profiles.values():

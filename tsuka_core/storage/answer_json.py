@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from tsuka_core.backends.base import ChatResponse
-from tsuka_core.backends.plausible import token_count
+from tsuka_core.backends.plausible import MAX_MILLIS, millis, token_count
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.textsafe import scrub, scrub_text
 
@@ -57,6 +57,9 @@ _SPEED_SOURCES = ("server", "stream", "wall")
 def _measured(data: Mapping[str, Any]) -> dict[str, Any]:
     """The timing and count fields present in ``data``, checked; ValueError for one that is not what was written."""
     found = {field: _typed(data, name, kind) for name, (field, kind) in _MEASURED.items() if data.get(name) is not None}
+    for field in ("generation_ms", "prompt_ms", "first_token_ms"):
+        if field in found and millis(found[field]) is None:
+            raise ValueError(f"{field} holds {found[field]:.6g}, not a time in milliseconds")
     if found.get("speed_source", "wall") not in _SPEED_SOURCES:
         raise ValueError("'speedSource' is not one of server, stream, wall")
     return found
@@ -127,9 +130,15 @@ def response_from_json(data: Mapping[str, Any]) -> ChatResponse:
         prompt_tokens=token_count(data.get("promptTokens")),
         completion_tokens=completion,
         usage_estimated=bool(data.get("usageEstimated", False)),
-        duration=float(_typed(data, "duration", int | float, 0.0)),
+        duration=_seconds(_typed(data, "duration", int | float, 0.0)),
         **_measured(data),
     )
+
+
+def _seconds(value: float) -> float:
+    if millis(value * 1000) is None:
+        raise ValueError(f"duration holds {value:.6g}, not a time from 0 to {MAX_MILLIS / 1000:g} seconds")
+    return float(value)
 
 
 def _call(data: Any) -> ToolCall:

@@ -2,7 +2,8 @@
 
 Layout (``PRAGMA user_version`` is :data:`SCHEMA_VERSION`)::
 
-    runs       one row per run or rescore: suite hash, backend, redacted base URL, models, efforts, options
+    runs       one row per run or rescore: suite hash, backend, redacted base URL, models, efforts, options,
+               and the process writing it (``pid``, ``host``, ``process_start``; see ``storage.owner``)
     levels     one row per model@effort measured: tier, scores, speed, whether it was stored and recommended,
                ``repeats``, how many times each test was run (``--repeats``), and where its answers came
                from: ``name`` (the model's name in the profile store), ``endpoint`` (the project file's
@@ -22,7 +23,9 @@ A file of an older layout is upgraded in place, in one transaction, the first
 time it is opened for writing (layout 1 gains ``levels.repeats`` and
 ``tests.repeat``, every existing row reading 1; layout 2 gains the level's
 ``name``, ``endpoint``, ``backend`` and ``provider``, every existing row reading
-NULL: the run's; layout 3 gains ``steps.fault``, reading NULL); opened read-only, it is read as it is, a column it lacks
+NULL: the run's; layout 3 gains ``steps.fault`` and the run's ``pid``, ``host`` and ``process_start``,
+NULL in every existing row: no failure kind, nothing known of its process); opened read-only, it is read as it is,
+a column it lacks
 reading as its default.
 
 A run across the endpoints of a project file is one run: its row names every
@@ -63,6 +66,7 @@ SCHEMA_VERSION = 4
 
 1: the first layout. 2: ``levels.repeats`` and ``tests.repeat`` (``--repeats``). 3: ``levels.name``,
 ``levels.endpoint``, ``levels.backend`` and ``levels.provider`` (one run across several endpoints).
+4: ``runs.pid``, ``runs.host`` and ``runs.process_start``: the process writing the run.
 """
 
 LOCK_TIMEOUT = 30.0
@@ -83,7 +87,10 @@ CREATE TABLE runs (
     models TEXT NOT NULL,
     efforts TEXT NOT NULL,
     options TEXT NOT NULL,
-    source_run INTEGER REFERENCES runs(id)
+    source_run INTEGER REFERENCES runs(id),
+    pid INTEGER,
+    host TEXT,
+    process_start TEXT
 );
 CREATE TABLE levels (
     id INTEGER PRIMARY KEY,
@@ -164,7 +171,12 @@ _UPGRADES: dict[int, tuple[str, ...]] = {
         "ALTER TABLE levels ADD COLUMN backend TEXT",
         "ALTER TABLE levels ADD COLUMN provider TEXT",
     ),
-    3: ("ALTER TABLE steps ADD COLUMN fault TEXT",),
+    3: (
+        "ALTER TABLE steps ADD COLUMN fault TEXT",
+        "ALTER TABLE runs ADD COLUMN pid INTEGER",
+        "ALTER TABLE runs ADD COLUMN host TEXT",
+        "ALTER TABLE runs ADD COLUMN process_start TEXT",
+    ),
 }
 """The statements that take a file from layout N to N + 1, keeping every row (new columns get their default)."""
 

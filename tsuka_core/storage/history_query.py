@@ -14,6 +14,8 @@ from tsuka_core.backends.base import ChatResponse
 from tsuka_core.engine.results import RunScores, runs_by
 from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.storage.history import connect, response_from_json
+from tsuka_core.storage.history_values import MAX_REPEATS, count, rate, share, shares, weight
+from tsuka_core.storage.owner import ABANDONED, gone
 from tsuka_core.terms import EFFORTS
 from tsuka_core.textsafe import loads as safe_loads
 
@@ -215,7 +217,7 @@ def _run(row: sqlite3.Row, levels: Sequence[StoredLevel] = ()) -> StoredRun:
     return StoredRun(
         id=row["id"],
         kind=row["kind"],
-        status=row["status"],
+        status=_status(row),
         started_at=row["started_at"],
         finished_at=row["finished_at"],
         suite_path=row["suite_path"],
@@ -229,6 +231,14 @@ def _run(row: sqlite3.Row, levels: Sequence[StoredLevel] = ()) -> StoredRun:
         source_run=row["source_run"],
         levels=_ordered(models, levels),
     )
+
+
+def _status(row: sqlite3.Row) -> str:
+    """The run's status; ``abandoned`` for a run left ``running`` by a process that is gone."""
+    status: str = row["status"]
+    if status == "running" and gone(_column(row, "pid"), _column(row, "host"), _column(row, "process_start")):
+        return ABANDONED
+    return status
 
 
 def _json(row: sqlite3.Row, column: str, kind: type) -> Any:
@@ -257,13 +267,18 @@ def list_runs(path: Path, limit: int | None = None) -> list[tuple[StoredRun, lis
         return [(run, list(run.levels)) for run in found]
 
 
-_BACK = re.compile(r"(?:last|latest)(?:~(\d{1,9}))?")
+_BACK = re.compile(r"(?:last|latest)(?:~([0-9]{1,9}))?")
 """``last`` for the newest run, ``last~N`` for the N-th run before the newest."""
+
+
+_NUMBER = re.compile(r"[0-9]+")
+MAX_RUN_ID = 2**63 - 1
+"""The largest id SQLite can give a run: a larger number names no run."""
 
 
 def is_run_ref(ref: str) -> bool:
     """Whether ``ref`` is written as a run reference: a number, ``last`` or ``last~N``."""
-    return ref.isdigit() or _BACK.fullmatch(ref) is not None
+    return _NUMBER.fullmatch(ref) is not None or _BACK.fullmatch(ref) is not None
 
 
 def run_id(path: Path, ref: str) -> int:
@@ -279,9 +294,10 @@ def run_id(path: Path, ref: str) -> int:
                     raise UsageError(f"no runs recorded in {path} yet")
                 raise UsageError(f"no run {ref!r} in {path}: only {count} run(s) recorded ('tsuka runs' lists them)")
             return int(row[0])
-        if not ref.isdigit() or db.execute("SELECT 1 FROM runs WHERE id = ?", (int(ref),)).fetchone() is None:
+        number = int(ref) if _NUMBER.fullmatch(ref) else -1
+        if not 0 <= number <= MAX_RUN_ID or db.execute("SELECT 1 FROM runs WHERE id = ?", (number,)).fetchone() is None:
             raise UsageError(f"no run {ref!r} in {path} ('tsuka runs' lists them)")
-        return int(ref)
+        return number
 
 
 def load_run(path: Path, ref: str | int) -> StoredRun:
@@ -307,9 +323,9 @@ def _level(db: sqlite3.Connection, row: sqlite3.Row, run: sqlite3.Row, *, deep: 
         effort_applied=bool(row["effort_applied"]),
         complete=bool(row["complete"]),
         tier=row["tier"],
-        scores=_json(row, "scores", dict),
-        tokens_per_second=float(row["tokens_per_second"]),
-        avg_completion_tokens=int(row["avg_completion_tokens"]),
+        scores=shares(_json(row, "scores", dict), "levels.scores"),
+        tokens_per_second=rate(row["tokens_per_second"], "levels.tokens_per_second"),
+        avg_completion_tokens=count(row["avg_completion_tokens"], "levels.avg_completion_tokens"),
         usage_estimated=bool(row["usage_estimated"]),
         stored=bool(row["stored"]),
         recommended=bool(row["recommended"]),
@@ -330,10 +346,10 @@ def _test(db: sqlite3.Connection, row: sqlite3.Row) -> StoredTest:
         name=row["name"],
         file=row["file"],
         category=row["category"],
-        weight=float(row["weight"]),
+        weight=weight(row["weight"], "tests.weight"),
         tools=_json(row, "tools", list),
-        status=row["status"],
-        score=float(row["score"]),
+        status=_status(row),
+        score=share(row["score"], "tests.score"),
         error=row["error"],
         steps=tuple(_step(db, s) for s in steps),
         repeat=_count(row, "repeat"),
@@ -341,13 +357,25 @@ def _test(db: sqlite3.Connection, row: sqlite3.Row) -> StoredTest:
 
 
 def _count(row: sqlite3.Row, column: str) -> int:
-    """``row[column]``, or 1 when the row comes from a file of layout 1, opened read-only, that lacks the column."""
-    return int(row[column]) if column in row.keys() else 1  # noqa: SIM118  (`in row` looks among the values)
+    """``row[column]`` (1 to MAX_REPEATS), or 1 when the row comes from a file of layout 1 that lacks the column."""
+    if column not in row.keys():  # noqa: SIM118  (`in row` looks among the values)
+        return 1
+    value = row[column]
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REPEATS:
+        raise ValueError(f"{column} holds {str(value)[:40]!r}, not a whole number from 1 to {MAX_REPEATS}")
+    return value
 
 
 def _column(row: sqlite3.Row, column: str) -> Any:
     """``row[column]``, or None when the row comes from a file of an older layout, opened read-only, that lacks it."""
     return row[column] if column in row.keys() else None  # noqa: SIM118  (`in row` looks among the values)
+
+
+def _check(row: sqlite3.Row) -> StoredCheck:
+    text = {column: row[column] for column in ("location", "type", "status", "detail")}
+    if not all(isinstance(value, str) for value in text.values()):
+        raise ValueError("a check's location, type, status or detail is not text")
+    return StoredCheck(weight=weight(row["weight"], "checks.weight"), **text)
 
 
 def _step(db: sqlite3.Connection, row: sqlite3.Row) -> StoredStep:
@@ -360,6 +388,6 @@ def _step(db: sqlite3.Connection, row: sqlite3.Row) -> StoredStep:
         response=response_from_json(answer) if answer is not None else None,
         cut=answer is not None and "cut" in answer,
         cached=bool(row["cached"]),
-        checks=tuple(StoredCheck(c["location"], c["type"], c["weight"], c["status"], c["detail"]) for c in checks),
+        checks=tuple(_check(c) for c in checks),
         fault=fault if isinstance(fault := _column(row, "fault"), str) else None,
     )

@@ -12,6 +12,7 @@ from typing import Any
 from tsuka_core.engine.results import UNMEASURED, LevelResult, StepResult, TestResult
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import dumps, now, transaction
+from tsuka_core.storage.owner import this_process
 from tsuka_core.textsafe import scrub_text
 from tsuka_core.urls import redact_url
 
@@ -50,7 +51,8 @@ class RunRecorder:
         with transaction(self.path) as db:
             cursor = db.execute(
                 "INSERT INTO runs (kind, status, started_at, suite_path, suite_hash, benchmark_version, backend,"
-                " provider, models, efforts, options, source_run) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " provider, models, efforts, options, source_run, pid, host, process_start)"
+                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     info.kind,
                     now(),
@@ -63,6 +65,7 @@ class RunRecorder:
                     dumps(list(info.efforts)),
                     dumps(dict(info.options)),
                     info.source_run,
+                    *this_process(),
                 ),
             )
         self.run_id = int(cursor.lastrowid or 0)

@@ -1,0 +1,54 @@
+"""Numbers read back from the run history, taken only when a run could have written them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tsuka_core.backends.plausible import MAX_TOKEN_COUNT
+from tsuka_core.suite.testfile import MAX_WEIGHT
+
+__all__ = ["MAX_RATE", "MAX_REPEATS", "count", "rate", "share", "shares", "weight"]
+
+MAX_RATE = 1e12
+"""The most tokens per second a level may have recorded; more is a file changed by hand."""
+MAX_REPEATS = 1000
+"""The most runs of one test a level may have recorded (``--repeats`` takes up to 100)."""
+
+
+def _number(value: Any, column: str, low: float, high: float) -> float:
+    """``value`` as a float from ``low`` to ``high``; ValueError naming ``column`` otherwise (NaN, 1e308, text)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{column} holds {str(value)[:40]!r}, not a number")
+    number = float(value)
+    if not (math.isfinite(number) and low <= number <= high):
+        raise ValueError(f"{column} holds {number:.6g}, not a number from {low:g} to {high:g}")
+    return number
+
+
+def share(value: Any, column: str) -> float:
+    """A score: a number from 0 to 1."""
+    return _number(value, column, 0.0, 1.0)
+
+
+def shares(value: dict[str, Any], column: str) -> dict[str, float]:
+    """Scores by category, each from 0 to 1."""
+    return {str(key): share(item, f"{column}[{str(key)[:40]!r}]") for key, item in value.items()}
+
+
+def weight(value: Any, column: str) -> float:
+    """A test's or a check's weight, as a suite may give it (at most ``MAX_WEIGHT``)."""
+    return _number(value, column, 0.0, MAX_WEIGHT)
+
+
+def rate(value: Any, column: str) -> float:
+    """Tokens per second: at least 0, at most ``MAX_RATE``."""
+    return _number(value, column, 0.0, MAX_RATE)
+
+
+def count(value: Any, column: str) -> int:
+    """A token count: a whole number from 0 to ``MAX_TOKEN_COUNT``."""
+    number = _number(value, column, 0, MAX_TOKEN_COUNT)
+    if not number.is_integer():
+        raise ValueError(f"{column} holds {number:.6g}, not a whole number")
+    return int(number)
