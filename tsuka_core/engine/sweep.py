@@ -12,6 +12,7 @@ from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.first_request import FirstAlone, ModelRefused
 from tsuka_core.engine.measured import effort_effective, measured_fields
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
+from tsuka_core.engine.reliability import reliability_fields
 from tsuka_core.engine.results import LevelResult, TestResult, group_runs
 from tsuka_core.engine.runner import run_test
 from tsuka_core.engine.taskgroups import all_or_none
@@ -84,7 +85,7 @@ def level_result(
         backend=backend.name,
         extra=extra,
         repeats=repeats,
-        measured=measured_fields(tests, facts),
+        measured=measured_fields(tests, facts) | reliability_fields(per_test),
     )
 
 
