@@ -16,6 +16,7 @@ from tsuka_core.engine.reliability import reliability_fields
 from tsuka_core.engine.results import LevelResult, TestResult, group_runs
 from tsuka_core.engine.runner import run_test
 from tsuka_core.engine.taskgroups import all_or_none
+from tsuka_core.engine.toolcount import toolcount_fields
 from tsuka_core.judge.scoring import category_score, tier_for
 from tsuka_core.suite.model import Suite, Test
 from tsuka_core.terms import CATEGORIES, EFFORTS, Effort
@@ -85,7 +86,7 @@ def level_result(
         backend=backend.name,
         extra=extra,
         repeats=repeats,
-        measured=measured_fields(tests, facts) | reliability_fields(per_test),
+        measured=measured_fields(tests, facts) | reliability_fields(per_test) | toolcount_fields(per_test),
     )
 
 
