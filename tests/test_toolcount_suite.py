@@ -194,3 +194,22 @@ def test_without_a_tolerance_nothing_changes(tmp_path: Path) -> None:
         assert allowed_tools("m", TWENTY, profiles=store) == TWENTY
     store = store_with(tmp_path / "p.json", toolCountTolerance=64)
     assert allowed_tools("m", TWENTY, profiles=store) == TWENTY
+
+
+def test_the_report_draws_the_tool_score_against_the_tool_count(tmp_path: Path) -> None:
+    store, history, page = tmp_path / "p.json", tmp_path / "h.sqlite", tmp_path / "r.html"
+    with LoopbackServer(by_tools(8), models=("m1",)) as server:
+        ran = invoke(
+            "run", "m1", "--suite", "toolcount", "-e", "none", "--base-url", server.base_url,
+            "--profiles", store, "--history-db", history,
+        )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+
+    made = invoke("report", "last", "--history-db", history, "--profiles", store, "-o", page)
+
+    assert made.exit_code == 0, made.output
+    html = page.read_text(encoding="utf-8")
+    chart = html[html.index("Accuracy against tool count") :]
+    chart = chart[: chart.index("</figure>")]
+    assert [f">{n}<" in chart for n in (1, 4, 8, 16, 32, 64)] == [True] * 6
+    assert chart.count(">100%<") >= 3  # 1, 4 and 8 tools

@@ -15,7 +15,10 @@ from typing import Any
 from tsuka_core.engine.results import RepeatedTest
 from tsuka_core.judge.scoring import category_score
 
-__all__ = ["MARGIN", "tolerance", "tool_scores_by_count", "toolcount_fields"]
+__all__ = ["MARGIN", "ToolTask", "scores_by_count", "tolerance", "tool_scores_by_count", "toolcount_fields"]
+
+ToolTask = tuple[str, int, float, float]
+"""One tool test: its task (the first prompt), how many tools it offers, its weight and its score."""
 
 MARGIN = 0.1
 """How far under the one-tool score a count's tool score may fall and still be tolerated (10 points)."""
@@ -24,12 +27,19 @@ MARGIN = 0.1
 def tool_scores_by_count(groups: Sequence[RepeatedTest]) -> dict[int, float]:
     """The tool score at each number of tools offered, of the tasks also offered with one tool; empty if none."""
     tool_tests = [g for g in groups if g.test.category == "toolCalling" and g.test.tools and g.test.steps]
-    alone = {g.test.steps[0].prompt for g in tool_tests if len(g.test.tools) == 1}
-    tasks = [g for g in tool_tests if g.test.steps[0].prompt in alone]
-    counts = sorted({len(g.test.tools) for g in tasks})
+    return scores_by_count(
+        [(str(g.test.steps[0].prompt), len(g.test.tools), g.test.weight, g.score) for g in tool_tests]
+    )
+
+
+def scores_by_count(tests: Sequence[ToolTask]) -> dict[int, float]:
+    """The weighted mean score at each tool count, of the tasks also offered with one tool; empty if none."""
+    alone = {task for task, count, _, _ in tests if count == 1}
+    tasks = [t for t in tests if t[0] in alone]
+    counts = sorted({count for _, count, _, _ in tasks})
     if len(counts) < 2:
         return {}
-    return {n: category_score([(g.test.weight, g.score) for g in tasks if len(g.test.tools) == n]) for n in counts}
+    return {n: category_score([(w, s) for _, count, w, s in tasks if count == n]) for n in counts}
 
 
 def tolerance(by_count: Mapping[int, float]) -> int | None:
