@@ -51,6 +51,14 @@ def expected(profile: dict[str, Any], repeats: int = 1) -> list[str]:
             f"  borderline: tier confidence {profile['tierConfidence']:.2f} is under {BORDERLINE}; "
             f"{more} or use the extended suite"
         )
+    if repeats > 1:  # then pass^1 and pass^n of each category, and the flaky tests
+        table = profile["passHatK"]
+        spans = "  ".join(
+            f"{c} pass^1 {round(v[0] * 100)}% pass^{repeats} {round(v[-1] * 100)}%" for c, v in table.items()
+        )
+        lines.append(f"  reliability over {repeats} runs: {spans}")
+        if profile["flakyTests"]:
+            lines.append(f"  flaky (passed some runs, failed others): {', '.join(profile['flakyTests'])}")
     return lines
 
 
@@ -69,8 +77,8 @@ def test_show_gives_each_level_the_confidence_of_the_summary_and_the_profile(rep
         assert ran[0].startswith(tier), ran[0]
         assert listed[0].startswith(f"{tier}  recommended"), listed[0]
         assert ran[2:] == listed[2:] == expected(profile, repeats), key
-    assert len(block(shown.stdout, "unsure@none")) == 4  # with the borderline advice
-    assert len(block(shown.stdout, "sure@none")) == 3
+    assert len(block(shown.stdout, "unsure@none")) == 4 + (repeats > 1)  # with the borderline advice
+    assert len(block(shown.stdout, "sure@none")) == 3 + (repeats > 1)
     assert ("add more --repeats" in shown.stdout) == (repeats > 1)
 
 

@@ -52,11 +52,12 @@ def register_backends(register: RegisterBackend) -> None:
 
 @hookimpl
 def register_suites(register: RegisterSuite) -> None:
-    """Register the default suite, and the extended suite once its test files are installed."""
+    """Register the default suite, and the extended and toolcount suites once their test files are installed."""
     from tsuka_core.suite.identity import DEFAULT_SUITE
     from tsuka_core.suite.loading import default_suite_path, suite_files
 
     register(DEFAULT_SUITE, default_suite_path())
-    extended = files("tsuka_checks_builtin") / "suites" / "extended"
-    if isinstance(extended, Path) and suite_files(extended):
-        register("extended", extended)
+    for name in ("extended", "toolcount"):
+        folder = files("tsuka_checks_builtin") / "suites" / name
+        if isinstance(folder, Path) and suite_files(folder):
+            register(name, folder)

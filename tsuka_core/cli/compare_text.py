@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         Comparison,
         Direction,
         LevelComparison,
+        PassHatKChange,
         SideInfo,
         TestChange,
     )
@@ -83,6 +84,7 @@ def _level_lines(level: LevelComparison, a: str, b: str) -> Iterable[RenderableT
         (level.label, "bold"), "  tier ", tier_text(level.tier_a), " → ", tier_text(level.tier_b), dropped
     )
     yield Padding(_table(level.categories, a, b), (0, 0, 0, 2), expand=False)
+    yield from _pass_hat_k_lines(level.pass_hat_k)
     for direction, title in _ARROWS.items():
         changes = level.changes(direction)
         if changes:
@@ -91,6 +93,16 @@ def _level_lines(level: LevelComparison, a: str, b: str) -> Iterable[RenderableT
                 yield from _change_lines(change)
     if not level.changed_tests:
         yield f"  no test changed ({level.tests_compared} compared)"
+
+
+def _pass_hat_k_lines(changes: Sequence[PassHatKChange]) -> Iterable[str]:
+    """pass^1 and pass^k of each category, A → B, with the difference."""
+    for c in changes:
+        first, last = f"{c.first_a:.2f} → {c.first_b:.2f}", f"{c.last_a:.2f} → {c.last_b:.2f}"
+        yield (
+            f"  {c.category} pass^1 {first} ({c.first_b - c.first_a:+.2f}), "
+            f"pass^{c.k} {last} ({c.last_b - c.last_a:+.2f})"
+        )
 
 
 def _table(deltas: Sequence[CategoryDelta], a: str, b: str) -> Table:

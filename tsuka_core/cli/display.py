@@ -10,9 +10,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tsuka_core.cli.reliability_text import reliability_lines
 from tsuka_core.cli.safe_console import SafeConsole
 from tsuka_core.engine.answer_faults import faults_line
 from tsuka_core.engine.confidence import BORDERLINE, Confidence, level_confidence
+from tsuka_core.engine.reliability import reliability, tries_of
 from tsuka_core.storage.profile_confidence import borderline_advice
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import CATEGORIES
@@ -117,6 +119,7 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
         yield Text(f"  failure kinds: {said}", style="yellow")
     if sure is not None:
         yield from confidence_lines(sure, level.repeats)
+    yield from reliability_lines(reliability(tries_of(level.per_test)) if level.measured_any else None)
     for group in level.per_test:
         name = group.test.name
         if level.repeats == 1 and group.runs[0].status == "error":

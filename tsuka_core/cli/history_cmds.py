@@ -32,6 +32,7 @@ from tsuka_core.cli.display import (
 )
 from tsuka_core.cli.exits import FAILED
 from tsuka_core.cli.options import history_db_option, profiles_option
+from tsuka_core.cli.reliability_text import reliability_lines
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.cli.transcript import check_lines, transcript
 from tsuka_core.engine.answer_faults import fault_counts, faults_line
@@ -167,6 +168,7 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
         yield Text(f"  failure kinds: {said}", style="yellow")
     if sure is not None:
         yield from confidence_lines(sure, level.repeats)
+    yield from reliability_lines(level.reliability)
     for group in level.per_test:
         if level.repeats == 1 and len(group.runs) == 1:
             yield from _single_lines(group.runs[0], every_check=every_check)

@@ -140,6 +140,8 @@ def gate(
     A tool's requiredTier (small, medium or large), else its --tiers entry, must
     not rank above the model's tier; without either a tool needs small (large
     when --tiers is given). Without a valid profile at the effort the model is small.
+    A profile measured with the toolcount suite offers at most its
+    toolCountTolerance tools: those needing the lowest tier first, then in file order.
     """
 
     if fmt is not None and as_json:

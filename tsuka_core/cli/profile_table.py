@@ -2,7 +2,8 @@
 
 Each row's second line holds what the profile says of itself beyond its
 scores: the suite it was measured with, its tier confidence (``!`` when
-borderline), each category score's 95% interval and when it was measured.
+borderline), each category score's 95% interval and when it was measured;
+a profile measured with ``--repeats`` adds each category's pass^1 and pass^n.
 Every value comes from a file anyone may have edited, so each is shown as
 plain text (never read as markup), and a value of the wrong kind as ``?``.
 """
@@ -17,7 +18,9 @@ from rich.table import Table
 from rich.text import Text
 
 from tsuka_core.cli.display import percent
+from tsuka_core.cli.reliability_text import pass_hat_span
 from tsuka_core.engine.confidence import BORDERLINE
+from tsuka_core.engine.reliability import Reliability, stored_reliability
 from tsuka_core.storage.profile_confidence import ABSENT, StoredConfidence, borderline_advice, stored_confidence
 from tsuka_core.storage.store import StoreData
 from tsuka_core.terms import CATEGORIES
@@ -70,15 +73,22 @@ def _score(scores: object, category: str) -> str:
     return percent(value) if isinstance(value, int | float) and not isinstance(value, bool) else "?"
 
 
-def _lines(first: str | Text, second: str | Text) -> Text:
-    """A cell of one or two lines; the second, when there is one, dim unless it has a style of its own."""
+def _lines(first: str | Text, *more: str | Text) -> Text:
+    """A cell of a first line and the others that are not empty, each dim unless it has a style of its own."""
     cell = first if isinstance(first, Text) else Text(first)
-    if not second:
-        return cell
-    below = second if isinstance(second, Text) else Text(second)
-    if not below.style and not below.spans:
-        below.stylize("dim")
-    return Text.assemble(cell, "\n", below)
+    for line in more:
+        if not line:
+            continue
+        below = line if isinstance(line, Text) else Text(line)
+        if not below.style and not below.spans:
+            below.stylize("dim")
+        cell = Text.assemble(cell, "\n", below)
+    return cell
+
+
+def _category_cell(scores: object, category: str, interval: str, sure: Reliability | None) -> Text:
+    """The score, its interval, and with repeats its pass^1 and pass^n."""
+    return _lines(_score(scores, category), interval, pass_hat_span(sure, category) if sure is not None else "")
 
 
 @dataclass
@@ -109,10 +119,11 @@ class ProfileTable:
         found = stored_confidence(entry)
         valid, reason = self.judge(entry)
         scores = get("scores")
+        sure = stored_reliability(entry)
         self.table.add_row(
             _lines(f"{key}{recommended}", suite_text(get("suite"))),
             _lines(str(get("tier")), confidence_text(found)),
-            *(_lines(_score(scores, c), interval_text(found.intervals[c])) for c in CATEGORIES),
+            *(_category_cell(scores, c, interval_text(found.intervals[c]), sure) for c in CATEGORIES),
             Text(str(get("tokensPerSecond"))),
             _lines(Text("valid", style="green") if valid else Text(reason, style="yellow"), str(get("testedAt"))),
         )

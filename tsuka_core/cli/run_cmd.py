@@ -214,8 +214,8 @@ def make_config(values: dict[str, Any]) -> Any:
     type=click.IntRange(min=1, max=100),
     default=1,
     show_default=True,
-    help="Run each test N times; a test scores the mean of its runs and the profile keeps the spread "
-    "(bypasses --cache).",
+    help="Run each test N times; a test scores the mean of its runs, and the profile keeps the spread and "
+    "pass^k, the chance that k tries all pass (bypasses --cache).",
 )
 @click.option("--temperature", type=float, callback=finite, help="Sampling temperature (sent only when given).")
 @click.option("--seed", type=int, help="Sampling seed (sent only when given).")

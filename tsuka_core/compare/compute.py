@@ -10,10 +10,12 @@ from tsuka_core.compare.model import (
     Comparison,
     Direction,
     LevelComparison,
+    PassHatKChange,
     TestChange,
 )
 from tsuka_core.compare.paired import NOISE_TEST, PairedSample, paired_interval
 from tsuka_core.compare.sides import Side, SideLevel, SideTest
+from tsuka_core.engine.reliability import Tries, reliability
 from tsuka_core.errors import UsageError
 from tsuka_core.judge.scoring import category_score, round_half_up, tier_for
 from tsuka_core.terms import CATEGORIES
@@ -108,7 +110,25 @@ def _level(a: SideLevel, b: SideLevel) -> LevelComparison:
         tier_a = tier_for({c: d.score_a for c, d in zip(CATEGORIES, categories, strict=True)})
         tier_b = tier_for({c: d.score_b for c, d in zip(CATEGORIES, categories, strict=True)})
     changes = tuple(change for ta, tb in pairs if (change := _change(ta, tb)) is not None)
-    return LevelComparison(a.key, b.key, tier_a, tier_b, categories, changes, len(pairs), only_a, only_b)
+    reliable = _pass_hat_k(pairs)
+    return LevelComparison(a.key, b.key, tier_a, tier_b, categories, changes, len(pairs), only_a, only_b, reliable)
+
+
+def _pass_hat_k(pairs: Sequence[Pair]) -> tuple[PassHatKChange, ...]:
+    """pass^1 and pass^k of each category on the common tests, k the most runs both sides have; none with one run."""
+    found_a = reliability([Tries(t.name, t.category, t.weight, t.runs) for t, _ in pairs])
+    found_b = reliability([Tries(t.name, t.category, t.weight, t.runs) for _, t in pairs])
+    if found_a is None or found_b is None:
+        return ()
+    k = min(found_a.runs, found_b.runs)
+    changes = []
+    for category in found_a.by_category:
+        first_a, first_b = found_a.at(category, 1), found_b.at(category, 1)
+        last_a, last_b = found_a.at(category, k), found_b.at(category, k)
+        if first_a is None or first_b is None or last_a is None or last_b is None:
+            continue
+        changes.append(PassHatKChange(category, k, first_a, first_b, last_a, last_b))
+    return tuple(changes)
 
 
 def _delta(category: str, a: SideLevel, b: SideLevel, pairs: Sequence[Pair], recompute: bool) -> CategoryDelta:

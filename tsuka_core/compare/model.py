@@ -19,6 +19,7 @@ __all__ = [
     "Comparison",
     "Direction",
     "LevelComparison",
+    "PassHatKChange",
     "SideInfo",
     "TestChange",
     "TestStatus",
@@ -156,6 +157,29 @@ class CategoryDelta:
 
 
 @dataclass(frozen=True)
+class PassHatKChange:
+    """One category's pass^1 and pass^k on each side, k the most runs both sides have (both ran tests twice or more)."""
+
+    category: str
+    k: int
+    first_a: float
+    first_b: float
+    last_a: float
+    """pass^k of side A."""
+    last_b: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "category": self.category,
+            "k": self.k,
+            "passHat1A": self.first_a,
+            "passHat1B": self.first_b,
+            "passHatKA": self.last_a,
+            "passHatKB": self.last_b,
+        }
+
+
+@dataclass(frozen=True)
 class LevelComparison:
     """One paired level: side A's ``key_a`` against side B's ``key_b`` (they differ when two models are paired)."""
 
@@ -169,6 +193,8 @@ class LevelComparison:
     only_a: tuple[str, ...] = ()
     """Tests side A measured that side B did not (only with ``--common-tests``)."""
     only_b: tuple[str, ...] = ()
+    pass_hat_k: tuple[PassHatKChange, ...] = ()
+    """pass^1 and pass^k per category, when both sides ran each test at least twice."""
 
     @property
     def label(self) -> str:
@@ -208,6 +234,7 @@ class LevelComparison:
             "onlyB": list(self.only_b),
             "categories": [c.to_json() for c in self.categories],
             "changedTests": [t.to_json() for t in self.changed_tests],
+            "passHatK": [p.to_json() for p in self.pass_hat_k],
         }
 
 

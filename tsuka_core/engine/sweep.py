@@ -12,9 +12,11 @@ from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.first_request import FirstAlone, ModelRefused
 from tsuka_core.engine.measured import effort_effective, measured_fields
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
+from tsuka_core.engine.reliability import reliability_fields
 from tsuka_core.engine.results import LevelResult, TestResult, group_runs
 from tsuka_core.engine.runner import run_test
 from tsuka_core.engine.taskgroups import all_or_none
+from tsuka_core.engine.toolcount import toolcount_fields
 from tsuka_core.judge.scoring import category_score, tier_for
 from tsuka_core.suite.model import Suite, Test
 from tsuka_core.terms import CATEGORIES, EFFORTS, Effort
@@ -84,7 +86,7 @@ def level_result(
         backend=backend.name,
         extra=extra,
         repeats=repeats,
-        measured=measured_fields(tests, facts),
+        measured=measured_fields(tests, facts) | reliability_fields(per_test) | toolcount_fields(per_test),
     )
 
 

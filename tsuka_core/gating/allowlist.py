@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from tsuka_core.errors import UsageError
@@ -16,7 +16,16 @@ from tsuka_core.terms import EFFORTS, PROFILES_ENV, TIERS, Effort, Tier
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["Decision", "EffortSource", "GateResult", "HiddenTool", "allowed_tools", "gate_tools", "required_tier"]
+__all__ = [
+    "Decision",
+    "EffortSource",
+    "GateResult",
+    "HiddenTool",
+    "allowed_tools",
+    "gate_tools",
+    "required_tier",
+    "tool_count_tolerance",
+]
 
 EffortSource = Literal["explicit", "recommendation", "none"]
 """Where the effort came from: the caller, the stored recommendation, or nowhere (none stored)."""
@@ -41,6 +50,8 @@ class Decision:
     source: str
     """``requiredTier field``, ``tier map pattern "..."``, or ``default``."""
     visible: bool
+    over_tolerance: bool = False
+    """Dropped although its tier allows it: the model's ``toolCountTolerance`` was reached."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +128,8 @@ def gate_tools(
 ) -> GateResult:
     """Split ``tools`` into those ``model`` may see and those hidden, by its valid profile at the effort.
 
+    A profile with ``toolCountTolerance`` N lets the model see at most N tools: of those its tier allows, the
+    ones needing the lowest tier first, then in the given order.
     The effort is ``effort`` when given, else the model's stored recommendation. Without a valid profile
     the model counts as ``small``; its name is never used to guess a tier. ``suite_hash`` is the hash the
     profile must carry, or a function giving it for the profile (``storage.suites.SuiteHashes``: the suite
@@ -125,7 +138,8 @@ def gate_tools(
     data = store.read() if isinstance(store, ProfileStore) else store
     used, source = _resolve_effort(data, model, effort)
     profiled, status = _profile(data, model, used, suite_hash)
-    tier: Tier = data.profiles[profile_key(model, used)]["tier"] if profiled and used else "small"
+    profile = data.profiles[profile_key(model, used)] if profiled and used else {}
+    tier: Tier = profile["tier"] if profile else "small"
     subject = model if used is None else profile_key(model, used)
     standing = tier if profiled else "unprofiled (treated as small)"
     notes = [] if profiled else [f"{subject} is unprofiled ({status}); treated as small"]
@@ -143,9 +157,36 @@ def gate_tools(
             visible.append(tool)
         else:
             hidden.append(HiddenTool(name, needed, f"{name} needs tier {needed}; {subject} is {standing}"))
+    limit = tool_count_tolerance(profile)
+    if limit is not None and len(visible) > limit:
+        visible, decisions = _within_tolerance(visible, decisions, limit, subject, hidden)
+        notes.append(f"{subject} keeps at most {limit} tools (its toolCountTolerance): {len(hidden)} hidden in all")
     return GateResult(
         model, used, source, tier, profiled, status, tuple(visible), tuple(hidden), tuple(notes), tuple(decisions)
     )
+
+
+def tool_count_tolerance(profile: Mapping[str, Any]) -> int | None:
+    """The profile's ``toolCountTolerance`` when it is a whole number of at least 1; None otherwise."""
+    value = profile.get("toolCountTolerance")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+def _within_tolerance(
+    visible: list[Any], decisions: list[Decision], limit: int, subject: str, hidden: list[HiddenTool]
+) -> tuple[list[Any], list[Decision]]:
+    """The first ``limit`` visible tools, lowest required tier first then in the given order; the rest hidden."""
+    shown = [i for i, d in enumerate(decisions) if d.visible]
+    kept = set(sorted(shown, key=lambda i: (tier_rank(decisions[i].required_tier), i))[:limit])
+    by_position = dict(zip(shown, visible, strict=True))
+    decided: list[Decision] = []
+    for i, verdict in enumerate(decisions):
+        if verdict.visible and i not in kept:
+            verdict = replace(verdict, visible=False, over_tolerance=True)  # noqa: PLW2901
+            why = f"{verdict.name} is over {subject}'s tool-count tolerance of {limit}"
+            hidden.append(HiddenTool(verdict.name, verdict.required_tier, why))
+        decided.append(verdict)
+    return [by_position[i] for i in shown if i in kept], decided
 
 
 def allowed_tools(
@@ -158,6 +199,7 @@ def allowed_tools(
 ) -> list[Any]:
     """The tools ``model`` may see at ``effort`` (default: its recommended effort), in the given order.
 
+    A profile with a ``toolCountTolerance`` keeps at most that many (lowest required tier first, then order).
     A tool is an OpenAI tool schema, an MCP tool, an object with ``.name`` (a LangChain tool) or a bare
     name; the same objects come back. ``tiers`` maps names or fnmatch globs to tiers (a mapping, or a
     JSON or TOML file). Without a valid profile at that effort the model counts as ``small``. The store is
@@ -212,7 +254,13 @@ def explain(result: GateResult) -> list[str]:
         standing = f"{result.subject} is {result.tier} (profile {result.subject}, {how})"
     else:
         standing = f"{result.subject} is small (unprofiled: {result.profile_status})"
+    over = f"; over the tool-count tolerance ({result.subject} keeps at most {_limit(result)} tools)"
     return [
         f"{'keep' if d.visible else 'drop'} {d.name}: needs {d.required_tier} ({d.source}); {standing}"
+        + (over if d.over_tolerance else "")
         for d in result.decisions
     ]
+
+
+def _limit(result: GateResult) -> int:
+    return sum(1 for d in result.decisions if d.visible)

@@ -1,4 +1,4 @@
-"""The HTML report's charts of one model's levels: category scores and their intervals, cost and speed, by effort."""
+"""The HTML report's charts of one model's levels: scores, intervals, cost, speed, and tool score by tool count."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from tsuka_core.engine.confidence import BORDERLINE, Confidence
+from tsuka_core.engine.toolcount import MARGIN, scores_by_count
 from tsuka_core.report.svg import Interval, IntervalGroup, Series, bar_chart, interval_chart
-from tsuka_core.storage.history_query import StoredLevel
+from tsuka_core.storage.history_query import StoredLevel, StoredTest
 from tsuka_core.terms import CATEGORIES
 
 __all__ = ["CATEGORY_COLORS", "CATEGORY_SHORT", "Figure", "effort_labels", "figures", "pct"]
@@ -52,7 +53,9 @@ def figures(levels: Sequence[StoredLevel], sure: Sequence[Confidence | None] = (
     ``sure`` holds each level's confidence (None where it has none); the interval chart shows the levels that have one.
     """
     intervals = _interval_chart(levels, sure)
-    return [_score_chart(levels), *([intervals] if intervals else []), _cost_chart(levels), _speed_chart(levels)]
+    tools = _tool_count_chart(levels)
+    charts = [_score_chart(levels), *([intervals] if intervals else []), _cost_chart(levels), _speed_chart(levels)]
+    return charts + ([tools] if tools else [])
 
 
 def _score_chart(levels: Sequence[StoredLevel]) -> Figure:
@@ -100,6 +103,38 @@ def _cost_chart(levels: Sequence[StoredLevel]) -> Figure:
     note = "Bars: tokens spent per request. Line: mean score. Tokens rising while the line stays flat is over-thinking."
     legend = (("completion tokens / request", "#64748b"), ("mean score (right axis)", "#12b76a"))
     return Figure("What thinking costs", note, svg, legend)
+
+
+_EFFORT_COLORS = ("#6366f1", "#0ea5e9", "#f59e0b", "#12b76a")
+
+
+def _first_prompt(test: StoredTest) -> str:
+    messages = test.steps[0].messages if test.steps else ()
+    return next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
+
+
+def _tool_count_chart(levels: Sequence[StoredLevel]) -> Figure | None:
+    """Tool score against the number of tools offered, one series per effort, for a suite that measures it."""
+    found = []
+    for level, label in zip(levels, effort_labels(levels), strict=True):
+        tests = [
+            (_first_prompt(g.first), len(g.first.tools), g.first.weight, g.score)
+            for g in level.per_test
+            if g.first.category == "toolCalling" and g.first.tools
+        ]
+        by_count = scores_by_count(tests)
+        if by_count:
+            found.append((label, by_count))
+    if not found:
+        return None
+    counts = sorted({n for _, by_count in found for n in by_count})
+    series = [
+        Series(label, _EFFORT_COLORS[i % len(_EFFORT_COLORS)], [by_count.get(n) for n in counts])
+        for i, (label, by_count) in enumerate(found)
+    ]
+    svg = bar_chart("Tool score by number of tools", [str(n) for n in counts], series, fmt=pct, top=1.0)
+    note = f"The same tasks offered with more tools; tolerated while within {round(MARGIN * 100)} points of 1 tool."
+    return Figure("Accuracy against tool count", note, svg, tuple((s.name, s.color) for s in series))
 
 
 def _speed_chart(levels: Sequence[StoredLevel]) -> Figure:
