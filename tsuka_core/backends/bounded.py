@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import zlib
-from contextlib import aclosing
 from collections.abc import AsyncIterator, Iterator
+from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from tsuka_core.errors import RequestError
