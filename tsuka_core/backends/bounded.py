@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
@@ -53,7 +53,7 @@ async def read_bounded(response: httpx.Response, limit: int, *, truncate: bool, 
     return b"".join(chunks)
 
 
-async def decoded_chunks(response: httpx.Response, label: str) -> AsyncIterator[bytes]:
+async def decoded_chunks(response: httpx.Response, label: str) -> AsyncGenerator[bytes, None]:
     """The body of ``response`` as it arrives, decoded :data:`STEP` bytes at most at a time; the caller bounds it.
 
     An encoding other than those of :data:`ACCEPT_ENCODING`, or several layers,
