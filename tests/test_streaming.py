@@ -91,10 +91,12 @@ def test_a_streamed_answer_equals_the_same_answer_unstreamed(reply: Reply) -> No
     (plain,), _, _ = answers(httpx.Response(200, content=reply.render("m1", 0)), options={"stream": "off"})
     (whole,), bodies, notes = answers(streamed(sse(stream_chunks(reply))))
 
-    assert bodies[0]["stream"] is True and bodies[0]["stream_options"] == {"include_usage": True}
+    assert bodies[0]["stream"] is True
+    assert bodies[0]["stream_options"] == {"include_usage": True}
     assert untimed(whole) == untimed(plain)
     assert [c.raw for c in whole.tool_calls] == [c.raw for c in plain.tool_calls]
-    assert whole.speed_source == "stream" and whole.first_token_ms is not None
+    assert whole.speed_source == "stream"
+    assert whole.first_token_ms is not None
     assert not notes
 
 
@@ -131,8 +133,10 @@ def test_tool_call_pieces_of_two_calls_interleaved_are_joined_per_index() -> Non
 
 def test_a_stream_that_ends_without_done_but_with_a_finish_reason_is_whole() -> None:
     (whole,), bodies, notes = answers(streamed(sse(stream_chunks(Reply.text("fine")), done=False)))
-    assert whole.text == "fine" and whole.completion_tokens == 7
-    assert len(bodies) == 1 and not notes
+    assert whole.text == "fine"
+    assert whole.completion_tokens == 7
+    assert len(bodies) == 1
+    assert not notes
 
 
 @pytest.mark.parametrize(
@@ -150,7 +154,8 @@ def test_a_broken_stream_is_asked_again_unstreamed_and_said_once(broken: bytes) 
 
     assert [r.text for r in got] == ["whole", "whole"]
     assert [("stream" in b) for b in bodies] == [True, False, False]  # never streamed again
-    assert len(notes) == 1 and "no longer streamed" in notes[0], notes
+    assert len(notes) == 1, notes
+    assert "no longer streamed" in notes[0]
 
 
 def test_a_server_that_refuses_streaming_is_asked_again_unstreamed() -> None:
@@ -165,15 +170,18 @@ def test_a_server_that_refuses_streaming_is_asked_again_unstreamed() -> None:
 
 def test_a_server_that_ignores_stream_is_read_as_a_whole_answer_silently() -> None:
     (whole,), bodies, notes = answers(httpx.Response(200, content=Reply.text("plain").render("m1", 0)))
-    assert whole.text == "plain" and whole.speed_source == "wall"
-    assert len(bodies) == 1 and not notes
+    assert whole.text == "plain"
+    assert whole.speed_source == "wall"
+    assert len(bodies) == 1
+    assert not notes
 
 
 def test_an_error_sent_in_the_stream_fails_the_request_with_its_message() -> None:
     chunks: list[Any] = [*stream_chunks(Reply.text("partial"))[:2], {"error": {"message": "model crashed"}}]
     (error,), _, _ = answers(streamed(sse(chunks)))
     assert isinstance(error, RequestError)
-    assert "model crashed" in str(error) and str(error).startswith("POST http://mock.test/v1/chat/completions")
+    assert "model crashed" in str(error)
+    assert str(error).startswith("POST http://mock.test/v1/chat/completions")
 
 
 def test_a_stream_larger_than_the_body_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -187,7 +195,8 @@ def test_a_stream_larger_than_the_body_limit_is_refused(monkeypatch: pytest.Monk
 def test_a_stream_line_without_end_stops_at_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(http, "MAX_BODY_BYTES", 50_000)
     (error,), _, _ = answers(streamed(b"data: " + b"y" * 200_000))
-    assert isinstance(error, RequestError) and "larger than 50,000 bytes" in str(error)
+    assert isinstance(error, RequestError)
+    assert "larger than 50,000 bytes" in str(error)
 
 
 def test_a_gzip_stream_is_decoded() -> None:
@@ -233,3 +242,12 @@ def test_a_one_slot_streaming_server_measures_its_decode_rate_at_j4_and_first_to
     assert abs(alone["speedFigures"]["timeToFirstTokenMs"]["p50"] - 400.0) <= 100.0, alone["speedFigures"]
     assert alone["speedFigures"]["decodeTokensPerSecond"]["source"] == "stream"
     assert alone["speedFigures"]["decodeTokensPerSecond"]["formula"].startswith("(completion_tokens - 1)")
+
+
+def test_percentiles_interpolate_and_the_slow_tail_of_a_speed_is_its_low_end() -> None:
+    from tsuka_core.engine.speed_figures import percentile
+
+    assert percentile([5.0], 0.95) == 5.0
+    assert percentile([1.0, 2.0, 3.0, 4.0, 5.0], 0.5) == 3.0
+    assert percentile([10.0, 0.0], 0.95) == pytest.approx(9.5)
+    assert percentile([10.0, 0.0], 0.05) == pytest.approx(0.5)  # p95 of a speed: 95% of answers were this fast
