@@ -294,6 +294,7 @@ VOLATILE_FIELDS = (
     "tokensPerSecond",
     "promptTokensPerSecond",
     "timeToFirstTokenMs",
+    "speedFigures",
     "effortEffective",
 )
 """Fields that differ between two runs of the same answers: where (each server has its own port), when, how fast,

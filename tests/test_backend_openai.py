@@ -122,6 +122,13 @@ def test_plain_request_has_model_messages_max_tokens_and_nothing_unset() -> None
     complete(mock, max_tokens=321)
     assert mock.requests[0].method == "POST"
     assert str(mock.requests[0].url) == f"{MOCK_URL}/chat/completions"
+    streamed = {"stream": True, "stream_options": {"include_usage": True}}
+    assert mock.bodies[0] == {"model": "m1", "messages": USER, "max_tokens": 321, **streamed}
+
+
+def test_stream_off_sends_no_stream_fields() -> None:
+    mock = Mock()
+    complete(mock, max_tokens=321, options={"stream": "off"})
     assert mock.bodies[0] == {"model": "m1", "messages": USER, "max_tokens": 321}
 
 

@@ -157,7 +157,7 @@ def folder_hash(folder: Path) -> str:
 
 def comparable(profiles: dict[str, Any]) -> dict[str, Any]:
     """Profiles without what differs between two identical runs."""
-    varying = {"testedAt", "tokensPerSecond", "provider"}
+    varying = {"testedAt", "tokensPerSecond", "provider", "speedFigures"}
     return {key: {k: v for k, v in p.items() if k not in varying} for key, p in profiles.items()}
 
 
@@ -431,6 +431,7 @@ def test_the_store_keeps_the_reference_layout(suite: Suite, registry: Registry, 
             "effortApplied",
             "suite",
             "speedSource",
+            "speedFigures",
             "toolCallsInText",
             "answerFaults",
             "effortEffective",

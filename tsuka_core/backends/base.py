@@ -178,10 +178,25 @@ class Backend:
     lists_every_model: ClassVar[bool] = False
     """True when :meth:`list_models` names every model the backend answers for, so that a name it does not
     list is refused before any request (a server that answers any name with its one model is caught)."""
+    streams: ClassVar[bool] = False
+    """True when the backend can stream answers, and so time their first and last tokens where the server
+    reports no timings of its own (see docs/measurement.md); False keeps each answer's wall time."""
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         self.config = config
         self.client = client
+
+    def take_notes(self) -> list[str]:
+        """What arose while answering that the user must be told (a server that refused streaming, say), once.
+
+        The sweep asks after each level; a backend adds to it with :meth:`add_note`.
+        """
+        notes: list[str] = self.__dict__.pop("_pending_notes", [])
+        return notes
+
+    def add_note(self, message: str) -> None:
+        """Keep ``message`` for :meth:`take_notes` (a subclass need not call ``__init__`` for this)."""
+        self.__dict__.setdefault("_pending_notes", []).append(message)
 
     @classmethod
     def description(cls) -> str:

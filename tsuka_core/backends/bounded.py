@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from tsuka_core.errors import RequestError
@@ -11,7 +12,7 @@ from tsuka_core.errors import RequestError
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ACCEPT_ENCODING", "content_encodings", "read_bounded"]
+__all__ = ["ACCEPT_ENCODING", "content_encodings", "decoded_chunks", "read_bounded"]
 
 ACCEPT_ENCODING = "gzip, deflate"
 """The content encodings asked for, and the only ones read: one layer of gzip or deflate, or none."""
@@ -33,20 +34,15 @@ async def read_bounded(response: httpx.Response, limit: int, *, truncate: bool, 
     ``label`` names the request in errors.
     """
     encodings = content_encodings(response)
-    if len(encodings) > 1 or not _READABLE.issuperset(encodings):
-        named = " ".join(response.headers.get("content-encoding", "").split())[:60]
-        raise RequestError(
-            f"{label}: the response is in content encoding {named!r}; only one gzip or deflate layer is read"
-        )
-    layer = _Layer(encodings[0]) if encodings and not response.is_stream_consumed else None
     after = f" after {encodings[0]} decoding" if encodings else ""
     declared = response.headers.get("content-length", "")
     if not truncate and declared.isdigit() and int(declared) > limit:
+        _readable(response, encodings, label)
         raise RequestError(f"{label}: the response body is larger than {limit:,} bytes{after}; not read")
     chunks: list[bytes] = []
     size = 0
-    async for raw in _raw(response):
-        for chunk in layer.decode(raw, label) if layer is not None else (raw,):
+    async with aclosing(decoded_chunks(response, label)) as decoded:
+        async for chunk in decoded:
             size += len(chunk)
             if size > limit:
                 if not truncate:
@@ -55,6 +51,28 @@ async def read_bounded(response: httpx.Response, limit: int, *, truncate: bool, 
                 return b"".join(chunks)
             chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def decoded_chunks(response: httpx.Response, label: str) -> AsyncGenerator[bytes, None]:
+    """The body of ``response`` as it arrives, decoded :data:`STEP` bytes at most at a time; the caller bounds it.
+
+    An encoding other than those of :data:`ACCEPT_ENCODING`, or several layers,
+    is a RequestError before any of the body is read.
+    """
+    encodings = content_encodings(response)
+    _readable(response, encodings, label)
+    layer = _Layer(encodings[0]) if encodings and not response.is_stream_consumed else None
+    async for raw in _raw(response):
+        for chunk in layer.decode(raw, label) if layer is not None else (raw,):
+            yield chunk
+
+
+def _readable(response: httpx.Response, encodings: list[str], label: str) -> None:
+    if len(encodings) > 1 or not _READABLE.issuperset(encodings):
+        named = " ".join(response.headers.get("content-encoding", "").split())[:60]
+        raise RequestError(
+            f"{label}: the response is in content encoding {named!r}; only one gzip or deflate layer is read"
+        )
 
 
 async def _raw(response: httpx.Response) -> AsyncIterator[bytes]:

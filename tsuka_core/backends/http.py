@@ -18,10 +18,8 @@ through the ``httpx.AsyncClient`` the engine gives it:
   request asks for), is refused unread; invalid UTF-8 is decoded with
   replacement characters.
 
-Every message names the request by its redacted URL, and any ``secrets`` given
-(an API key, the credentials of :func:`url_secrets`) are masked in it. httpx's
-own log lines (``HTTP Request: POST <url>``, logger ``httpx``) show the URL
-redacted too, for whoever turns logging on.
+Every message names the request by its redacted URL, and any ``secrets`` given (an API key, the credentials
+of :func:`url_secrets`) are masked in it; httpx's own log lines (logger ``httpx``) show the URL redacted too.
 """
 
 from __future__ import annotations
@@ -78,6 +76,8 @@ _TAG = re.compile(r"<[^>]*>")
 _ACCEPT = {"Accept-Encoding": ACCEPT_ENCODING}
 
 Sleep = Callable[[float], Awaitable[None]]
+BodyReader = Callable[["httpx.Response", int, str, float], Awaitable[Any]]
+"""Reads a successful body (response, byte limit, label, ``perf_counter`` at sending); bytes are decoded as JSON."""
 
 
 class StatusError(RequestError):
@@ -112,6 +112,7 @@ class _Call:
     timeout: float | None
     max_bytes: int
     label: str
+    read_body: BodyReader | None = None
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class _Exchange:
     status: int
     reason: str
     headers: httpx.Headers
-    raw: bytes
+    raw: Any  # the body's bytes, or what read_body made of a successful one
     duration: float
 
 
@@ -250,19 +251,21 @@ async def request_json(
     backoff_base: float | None = None,
     secrets: Sequence[str] = (),
     sleep: Sleep | None = None,
+    read_body: BodyReader | None = None,
 ) -> JsonReply:
     """Send one request (``body`` as JSON, if given) and return the JSON answer, retrying transient failures.
 
     ``timeout`` bounds each attempt as a whole (and each network operation);
     ``None`` leaves the client's own timeouts. ``backoff_base`` and ``max_bytes``
     default to :data:`BACKOFF_BASE` and :data:`MAX_BODY_BYTES`; ``sleep`` replaces
-    ``asyncio.sleep`` between attempts. Raises :class:`StatusError` for an error
+    ``asyncio.sleep`` between attempts; ``read_body`` reads a successful body
+    instead of :func:`read_bounded` (a stream, say). Raises :class:`StatusError` for an error
     status and :class:`~tsuka_core.RequestError` for anything else that fails
     for good; ``retryable`` on the error says whether the last failure was a
     transient one.
     """
     limit = MAX_BODY_BYTES if max_bytes is None else max_bytes
-    call = _Call(method, url, body, _with_encodings(headers), timeout, limit, _label(method, url))
+    call = _Call(method, url, body, _with_encodings(headers), timeout, limit, _label(method, url), read_body)
     attempts = max(retries, 0) + 1
     base = BACKOFF_BASE if backoff_base is None else backoff_base
     import asyncio
@@ -271,7 +274,8 @@ async def request_json(
     for attempt in range(attempts):
         try:
             exchange = await _exchange(client, call)
-            return JsonReply(_decode(exchange, call.label), exchange.status, exchange.duration, attempt + 1)
+            data = _decode(exchange, call.label) if isinstance(exchange.raw, bytes) else exchange.raw
+            return JsonReply(data, exchange.status, exchange.duration, attempt + 1)
         except _TransientError as transient:
             if attempt + 1 >= attempts:
                 raise _final(transient.error, secrets, attempts) from transient.__cause__
@@ -317,7 +321,10 @@ async def _exchange(client: httpx.AsyncClient, call: _Call) -> _Exchange:
         ):
             failed = not 200 <= response.status_code < 300
             limit = _ERROR_BODY_BYTES if failed else call.max_bytes
-            raw = await read_bounded(response, limit, truncate=failed, label=call.label)
+            if failed or call.read_body is None:
+                raw: Any = await read_bounded(response, limit, truncate=failed, label=call.label)
+            else:
+                raw = await call.read_body(response, limit, call.label, started)
             duration = time.perf_counter() - started
             exchange = _Exchange(response.status_code, response.reason_phrase, response.headers, raw, duration)
     except (httpx.TimeoutException, TimeoutError) as exc:
@@ -345,10 +352,7 @@ def _label(method: str, url: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _parsed(url: str) -> httpx.URL | str:
-    """``url`` parsed once for all the requests sent to it.
-
-    A URL httpx cannot parse is returned as it is, so that sending it fails as before, with httpx's error.
-    """
+    """``url`` parsed once for all the requests sent to it; as it is when httpx cannot parse it (sending fails)."""
     import httpx
 
     try:

@@ -6,6 +6,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -19,8 +20,10 @@ from tsuka_core.backends.base import (
     estimate_tokens,
     run_seed,
 )
-from tsuka_core.backends.http import JsonReply, StatusError, request_json
+from tsuka_core.backends.http import BodyReader, JsonReply, StatusError, request_json
+from tsuka_core.backends.openai_stream import STREAM_FIELDS, is_stream_refusal, stream_option, timed_by_stream
 from tsuka_core.backends.serverinfo import count, facts_from_props, reasoning_tokens, server_timings
+from tsuka_core.backends.streamed import BrokenStreamError, StreamedAnswer, read_stream
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.judge.answer import ToolCall, normalise_tool_calls, strip_reasoning
 from tsuka_core.terms import Effort
@@ -63,13 +66,17 @@ class OpenAIBackend(Backend):
     ``user:password@`` in it is sent as Basic auth). The API key, optional, comes
     from the configuration or ``OPENAI_API_KEY`` and is sent as a Bearer token;
     it never appears in ``provider`` or in error messages. The effort level is
-    sent verbatim as ``reasoning_effort``.
+    sent verbatim as ``reasoning_effort``. Answers are streamed and timed token
+    by token, except from a llama.cpp server (its ``timings`` time them) or
+    with ``--option stream=off``; a server that refuses or breaks streaming is
+    asked again without it, and from then on, with a note.
     """
 
     name: ClassVar[str] = "openai"
     env_vars: ClassVar[tuple[str, ...]] = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
     applies_effort: ClassVar[bool] = True
     lists_every_model: ClassVar[bool] = True
+    streams: ClassVar[bool] = True
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         super().__init__(config, client)
@@ -87,6 +94,7 @@ class OpenAIBackend(Backend):
         self._secrets = [*([self.api_key] if self.api_key else []), *url_secrets(self.base_url)]
         self._props: Mapping[str, Any] | None = None
         self._props_lock: asyncio.Lock | None = None
+        self._stream = stream_option(config.options)
 
     @property
     def provider(self) -> str:
@@ -170,7 +178,7 @@ class OpenAIBackend(Backend):
         :class:`~tsuka_core.RequestError` when the request fails for good.
         """
         try:
-            reply = await self._send("POST", "chat/completions", self.request_body(request))
+            return await self._answer(self.request_body(request))
         except StatusError as error:
             if request.effort is not None and is_effort_rejection(error.status, error.server_message):
                 raise EffortRejected(
@@ -179,10 +187,39 @@ class OpenAIBackend(Backend):
                     status=error.status,
                 ) from error
             raise
+
+    async def _answer(self, body: dict[str, Any]) -> ChatResponse:
+        """The answer, streamed where it should be; a refused or broken stream is asked again without streaming."""
+        if self._streaming():
+            try:
+                return await self._ask({**body, **STREAM_FIELDS}, read_stream)
+            except BrokenStreamError as error:
+                reason = f"its stream was not a whole answer ({error})"
+            except StatusError as error:
+                said = error.server_message
+                if is_effort_rejection(error.status, said) or not is_stream_refusal(error.status, said):
+                    raise
+                reason = f"it refused to stream ({error.server_message})"
+            if self._stream:
+                self._stream = False
+                self.add_note(f"{self.provider}: {reason}; answers are no longer streamed, so speed is wall time")
+        return await self._ask(body, None)
+
+    async def _ask(self, body: dict[str, Any], read_body: BodyReader | None) -> ChatResponse:
         import asyncio
 
+        reply = await self._send("POST", "chat/completions", body, read_body)
+        label = f"POST {self.provider}/chat/completions"
         # Off the loop: repairing broken tool arguments may take a while, and no other request should wait on it.
-        return await asyncio.to_thread(parse_completion, reply, f"POST {self.provider}/chat/completions")
+        if isinstance(reply.data, StreamedAnswer):
+            answer = reply.data
+            response = await asyncio.to_thread(parse_completion, replace(reply, data=answer.completion()), label)
+            return timed_by_stream(response, answer)
+        return await asyncio.to_thread(parse_completion, reply, label)
+
+    def _streaming(self) -> bool:
+        """True while streaming is on and the server is not llama.cpp (known from ``/props``), which times answers."""
+        return self._stream and not (self._props is not None and facts_from_props(self._props).kind == "llama.cpp")
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body of a chat-completion request."""
@@ -208,7 +245,7 @@ class OpenAIBackend(Backend):
             headers["Authorization"] = f"Bearer {self.api_key}"
         return headers
 
-    async def _send(self, method: str, path: str, body: Any) -> JsonReply:
+    async def _send(self, method: str, path: str, body: Any, read_body: BodyReader | None = None) -> JsonReply:
         headers = self._headers()
         try:
             return await request_json(
@@ -220,6 +257,7 @@ class OpenAIBackend(Backend):
                 retries=self.config.retries,
                 timeout=self.config.timeout,
                 secrets=self._secrets,
+                read_body=read_body,
             )
         except StatusError as error:
             if error.status == 404:

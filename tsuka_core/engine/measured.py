@@ -11,6 +11,7 @@ from tsuka_core.backends.base import ServerFacts
 from tsuka_core.engine.answer_faults import fault_counts
 from tsuka_core.engine.metrics import avg_reasoning_tokens, level_speed
 from tsuka_core.engine.results import LevelResult, TestResult
+from tsuka_core.engine.speed_figures import speed_figures
 
 __all__ = ["effort_effective", "measured_fields"]
 
@@ -25,6 +26,9 @@ def measured_fields(tests: Sequence[TestResult], facts: ServerFacts | None) -> d
         "avgReasoningTokens": avg_reasoning_tokens(tests),
     }
     fields.update({name: value for name, value in optional.items() if value is not None})
+    figures = speed_figures(tests)
+    if figures:
+        fields["speedFigures"] = figures
     faults = Counter(s.fault for t in tests for s in t.steps if s.fault is not None)
     if any(t.test.tools for t in tests):
         fields["toolCallsInText"] = faults["in_text"]

@@ -134,6 +134,8 @@ class _Sweeper:
 
         runs = [one(test, repeat) for test in self.suite.tests for repeat in range(1, self.repeats + 1)]
         tests = await all_or_none(runs)  # a refused effort (or a cancel) ends the level: no run may still go out
+        for note in self.backend.take_notes():
+            self.observer.note(f"{model}: {note}")
         facts = self.facts.get(model)
         return level_result(self.backend, self.suite, model, label, effort is not None, tests, self.repeats, facts)
 

@@ -145,6 +145,10 @@ class CachingBackend(Backend):
         """The wrapped backend's note."""
         return self.inner.repeats_note()
 
+    def take_notes(self) -> list[str]:
+        """The wrapped backend's notes."""
+        return self.inner.take_notes()
+
     async def effort_ignored(self, model: str) -> str | None:
         """The wrapped backend's answer (never cached)."""
         return await self.inner.effort_ignored(model)

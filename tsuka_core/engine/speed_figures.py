@@ -1,0 +1,104 @@
+"""A level's per-answer speed figures as serving benchmarks report them: p50 and p95, each with source and formula.
+
+``speedFigures`` in a profile holds, for the answers of a level, the time to
+the first token, the decode and prefill speeds and the end-to-end latency,
+each as the median (``p50``) and the slow tail (``p95``: for a time, 95% of
+answers took at most this long; for a speed, 95% of answers were at least this
+fast, i.e. the 5th percentile of the speeds), with how many answers it rests
+on, where it came from and its formula. docs/measurement.md maps the names to
+llama-bench's, vLLM's and guidellm's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tsuka_core.backends.base import ChatResponse
+from tsuka_core.engine.metrics import level_speed
+from tsuka_core.engine.results import TestResult
+from tsuka_core.judge.scoring import round_half_up
+
+__all__ = ["FORMULAS", "percentile", "speed_figures"]
+
+FORMULAS: dict[tuple[str, str], str] = {
+    ("timeToFirstTokenMs", "stream"): "arrival of the first generated token - request sent (queue wait included)",
+    ("timeToFirstTokenMs", "server"): "timings.prompt_ms (the server's prompt time; queue wait excluded)",
+    ("decodeTokensPerSecond", "stream"): "(completion_tokens - 1) / (arrival of the last token - of the first)",
+    ("decodeTokensPerSecond", "server"): "timings.predicted_n / timings.predicted_ms",
+    ("prefillTokensPerSecond", "stream"): "prompt_tokens / time to first token",
+    ("prefillTokensPerSecond", "server"): "timings.prompt_n / timings.prompt_ms",
+    ("latencyMs", "wall"): "end of the answer - request sent (the successful attempt)",
+}
+"""Each figure's formula, by the source it was measured from."""
+
+_Value = Callable[[ChatResponse], float | None]
+
+
+def _ttft(r: ChatResponse) -> float | None:
+    return r.first_token_ms
+
+
+def _decode(r: ChatResponse) -> float | None:
+    if r.generation_ms and r.generated_tokens:
+        return r.generated_tokens / (r.generation_ms / 1000)
+    return None
+
+
+def _prefill(r: ChatResponse) -> float | None:
+    if r.prompt_ms and r.prompt_processed:
+        return r.prompt_processed / (r.prompt_ms / 1000)
+    return None
+
+
+def _latency(r: ChatResponse) -> float | None:
+    return r.duration * 1000 if r.duration > 0 else None
+
+
+_TIMED: tuple[tuple[str, _Value, bool], ...] = (
+    ("timeToFirstTokenMs", _ttft, False),
+    ("decodeTokensPerSecond", _decode, True),
+    ("prefillTokensPerSecond", _prefill, True),
+)
+"""The figures the server's timings or the stream give: name, value of one answer, whether higher is better."""
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The ``fraction`` quantile of ``values`` (not empty), linearly interpolated between the nearest ranks."""
+    ordered = sorted(values)
+    position = fraction * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def speed_figures(tests: Sequence[TestResult]) -> dict[str, Any]:
+    """The level's figures, each from the answers that have it; a figure no answer has is left out.
+
+    The time to the first token, decode and prefill speed come from the same
+    source as ``tokensPerSecond`` (the server's timings or the stream); with
+    wall time only, just the latency is given.
+    """
+    responses = [s.response for t in tests for s in t.steps if s.response is not None]
+    source = level_speed(tests).source
+    figures: dict[str, Any] = {}
+    if source != "wall":
+        for name, value, faster_is_higher in _TIMED:
+            found = [v for r in responses if r.speed_source == source and (v := value(r)) is not None]
+            if found:
+                figures[name] = _figure(name, source, found, faster_is_higher)
+    latencies = [v for r in responses if (v := _latency(r)) is not None]
+    if latencies:
+        figures["latencyMs"] = _figure("latencyMs", "wall", latencies, False)
+    return figures
+
+
+def _figure(name: str, source: str, values: Sequence[float], faster_is_higher: bool) -> dict[str, Any]:
+    tail = 0.05 if faster_is_higher else 0.95
+    return {
+        "p50": round_half_up(percentile(values, 0.5), 1),
+        "p95": round_half_up(percentile(values, tail), 1),
+        "answers": len(values),
+        "source": source,
+        "formula": FORMULAS[(name, source)],
+    }
