@@ -63,7 +63,8 @@ def test_run_against_run_shows_tiers_scores_and_what_changed(runs: Path) -> None
     assert "alpha@none  tier large → medium (tier dropped)" in alpha
     assert "pass → fail (1):" in alpha
     assert "catena_tool_distrattori      1.00 → 0.63  pass → fail  (toolCalling)" in alpha
-    assert 'passed → failed  steps[1].checks[1] tool_arg_equals: wrong arguments: get_invoices; customer_id is "CUS-3318", expected' in alpha
+    flipped = 'tool_arg_equals: wrong arguments: get_invoices; customer_id is "CUS-3318", expected'
+    assert f"passed → failed  steps[1].checks[1] {flipped}" in alpha
     assert "toolCalling" in alpha
     assert "Regression: alpha@none: tier large → medium" in out
     beta = out[out.index("beta@none  tier") :]

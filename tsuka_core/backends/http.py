@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from tsuka_core.backends.bounded import ACCEPT_ENCODING, read_bounded
+from tsuka_core.backends.server_message import one_line, server_message
 from tsuka_core.backends.tls import certificate_refused
 from tsuka_core.errors import RequestError
 from tsuka_core.textsafe import scrub
@@ -68,11 +69,9 @@ RETRY_AFTER_CAP = 60.0
 MAX_BODY_BYTES = 32 * 1024 * 1024
 """The largest response body read, after content decoding."""
 _ERROR_BODY_BYTES = 64 * 1024
-_MESSAGE_CHARS = 300
 _MIN_SECRET_CHARS = 4
 _RETRY_STATUSES = frozenset({408, 429})
 _ARGUMENTS_REFUSED = re.compile(r"tool[ _-]?calls?\W+(?:\w+\W+){0,2}arguments", re.IGNORECASE)
-_TAG = re.compile(r"<[^>]*>")
 _ACCEPT = {"Accept-Encoding": ACCEPT_ENCODING}
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -171,52 +170,6 @@ def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> fl
     if math.isnan(seconds):
         return None
     return min(max(seconds, 0.0), RETRY_AFTER_CAP)
-
-
-def server_message(raw: bytes, fallback: str = "") -> str:
-    """The error message in a response body, on one shortened line; ``fallback`` when the body says nothing.
-
-    Reads OpenAI-style ``{"error": {"message": ...}}``, ``{"error": "..."}``,
-    ``{"message": ...}`` and FastAPI ``{"detail": ...}`` bodies; anything else is
-    taken as text (HTML tags removed).
-    """
-    text = raw.decode("utf-8-sig", errors="replace")
-    try:
-        message = _json_message(scrub(json.loads(text)))
-    except (ValueError, RecursionError):
-        message = None
-    if message is None:
-        message = _TAG.sub(" ", text) if text.lstrip().startswith("<") else text
-    return _one_line(message) or fallback
-
-
-def _json_message(data: Any) -> str | None:
-    if not isinstance(data, dict):
-        return None
-    error = data.get("error")
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return str(error["message"])
-    for value in (error, data.get("message"), data.get("detail")):
-        if isinstance(value, str):
-            return value
-    detail = data.get("detail")
-    if isinstance(detail, list):
-        return "; ".join(_detail_item(item) for item in detail)
-    return None
-
-
-def _detail_item(item: Any) -> str:
-    if not isinstance(item, dict):
-        return str(item)
-    loc = item.get("loc")
-    where = ".".join(str(part) for part in loc) if isinstance(loc, list) else ""
-    msg = str(item.get("msg", ""))
-    return f"{where}: {msg}" if where else msg
-
-
-def _one_line(text: str, limit: int = _MESSAGE_CHARS) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _mask(text: str, secrets: Sequence[str]) -> str:
@@ -365,7 +318,7 @@ def _transport_reason(exc: Exception) -> str:
     import httpx
 
     kind = type(exc).__name__
-    detail = _one_line(str(exc))
+    detail = one_line(str(exc))
     if isinstance(exc, httpx.ConnectError):
         return f"cannot connect ({detail or kind})"
     return f"{kind}: {detail}" if detail else kind
@@ -398,7 +351,7 @@ def _decode(exchange: _Exchange, label: str) -> Any:
     try:
         return scrub(json.loads(text))
     except (ValueError, RecursionError):
-        preview = _one_line(text, 60)
+        preview = one_line(text, 60)
         raise RequestError(
             f"{label}: the response is not JSON (it starts {preview!r})", status=exchange.status
         ) from None
