@@ -176,7 +176,7 @@ def one_line_error(result: Result, *needles: str) -> None:
     [
         ("[{", "cannot read the tools"),
         ("42", "expected a JSON array of tool schemas or an MCP tools/list result"),
-        ('{"tools": [{"description": "no name"}]}', "tools[0]: an MCP tool needs a non-empty string 'name'"),
+        ('{"tools": [{"description": "no name"}]}', "tools[0] (tool #1) has no name"),
         ('{"result": {"tools": [1]}}', "result.tools[0]: expected a tool object, got int"),
         ('{"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}', "Method not found"),
         ('{"tool": []}', "an object with a 'tools' array"),
@@ -204,3 +204,54 @@ def test_a_format_other_than_the_files_is_one_line(store: Path, tmp_path: Path) 
     array = dump(tmp_path / "a.json", OPENAI)
     one_line_error(gate(store, "m", "--tools", array, "--format", "mcp"), "use --format openai or names")
     one_line_error(gate(store, "m", "--tools", array, "--format", "openai", "--json"), "not both")
+
+
+# --- tool names that could smuggle another name into an allow-list ---------------------------------------------------
+
+SMUGGLED = "read_file\ndelete_all"
+BAD_NAMES = [SMUGGLED, "", "read\x1b[2Jfile", "read_file\r", "read file", "read,file", "x" * 129, "wr\u0131te"]
+
+
+def shapes(name: str) -> list[tuple[str, Any]]:
+    """The smuggling pair (``delete_all`` dropped as large, then the bad name) in every tools-file shape."""
+    openai = [
+        {"type": "function", "requiredTier": "large", "function": {"name": "delete_all"}},
+        {"type": "function", "function": {"name": name}},
+    ]
+    mcp = [{"name": "delete_all", "requiredTier": "large"}, {"name": name}]
+    return [
+        ("openai", openai),
+        ("openai", {"tools": openai}),
+        ("mcp", {"tools": mcp}),
+        ("mcp", {"jsonrpc": "2.0", "id": 1, "result": {"tools": mcp}}),
+    ]
+
+
+FORMATS = [["--format", "names"], ["--format", "{own}"], ["--json"], [], ["--explain", "--format", "names"]]
+
+
+@pytest.mark.parametrize("name", BAD_NAMES, ids=ascii)
+@pytest.mark.parametrize("how", FORMATS, ids=" ".join)
+def test_a_tool_name_no_api_accepts_is_refused_in_every_format(
+    store: Path, tmp_path: Path, name: str, how: list[str]
+) -> None:
+    for number, (own, data) in enumerate(shapes(name)):
+        tools = dump(tmp_path / f"t{number}.json", data)
+        result = gate(store, "m", "--tools", tools, *(arg.format(own=own) for arg in how))
+        one_line_error(result, str(tools), "(tool #2) has", ascii(name)[:40], "1 to 128 of A-Z a-z 0-9 _ . : -")
+        assert result.stdout == ""
+
+
+def test_a_tool_with_a_missing_or_non_string_name_is_refused(store: Path, tmp_path: Path) -> None:
+    unnamed = dump(tmp_path / "u.json", [{"type": "function", "function": {"description": "no name"}}])
+    one_line_error(gate(store, "m", "--tools", unnamed, "--format", "names"), "[0] (tool #1) has no name")
+    number = dump(tmp_path / "n.json", [{"type": "function", "function": {"name": 7}}])
+    one_line_error(gate(store, "m", "--tools", number, "--format", "names"), "not a string (int)")
+
+
+def test_every_character_and_length_the_rule_allows_is_written_as_given(store: Path, tmp_path: Path) -> None:
+    names = ["a", "server:read.file-v2_X9", "y" * 128]
+    tools = dump(tmp_path / "t.json", {"tools": [{"name": name} for name in names]})
+    result = gate(store, "m", "--tools", tools, "--format", "names")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == names

@@ -184,3 +184,38 @@ def test_allowed_tools_refuses_a_bad_effort_or_tier_map(store_file: Path, tmp_pa
     (tmp_path / "t.toml").write_text("x = [", encoding="utf-8")
     with pytest.raises(UsageError, match="cannot read the tier map"):
         allowed_tools("m", ["x"], profiles=store_file, tiers=tmp_path / "t.toml")
+
+
+# --- tool names -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", ["read_file\ndelete_all", "", "read\x1b]0;x\x07", "x" * 129, "read file", "réad"])
+def test_a_tool_name_no_api_accepts_is_a_usage_error(store_file: Path, bad: str) -> None:
+    class Named:
+        name = bad
+
+    for tools in ([bad], [{"name": bad}], [tool(bad)], [Named()]):
+        with pytest.raises(UsageError) as caught:
+            allowed_tools("m", ["read_file", *tools], "xhigh", profiles=store_file, tiers={"read_*": "small"})
+        message = str(caught.value)
+        assert message.startswith(f"tool #2 has the name {ascii(bad)[:40]}")
+        assert message.isprintable()
+        assert message.isascii()
+    with pytest.raises(UsageError, match="tool #1 has the name"):
+        gate_tools([tool(bad)], "model-x", store(profile("model-x", "none", "large")), HASH, effort="none")
+
+
+def test_a_tool_without_a_name_is_a_usage_error(store_file: Path) -> None:
+    with pytest.raises(UsageError, match="tool #1 has no name"):
+        allowed_tools("m", [{"type": "function", "function": {}}], profiles=store_file)
+    with pytest.raises(UsageError, match=r"tool #1 has a name that is not a string \(int\)"):
+        allowed_tools("m", [{"name": 3}], profiles=store_file)
+    with pytest.raises(UsageError, match="tool #1 has no name"):
+        allowed_tools("m", [object()], profiles=store_file)
+
+
+def test_a_long_bad_name_is_shown_cut_with_its_length(store_file: Path) -> None:
+    with pytest.raises(UsageError) as caught:
+        allowed_tools("m", ["\n" * 10_000], profiles=store_file)
+    assert "... (10000 characters)" in str(caught.value)
+    assert len(str(caught.value)) < 400

@@ -13,6 +13,7 @@ import pytest
 from gate_helpers import profile
 
 from tsuka_core.gating.tiermap import load_tier_map
+from tsuka_core.gating.toolnames import NAME_RULE, TOOL_NAME
 from tsuka_core.terms import PROFILES_ENV
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "gating.md"
@@ -71,3 +72,8 @@ def test_the_callable_filter_snippet_gates_each_tool(folder: Path, monkeypatch: 
     assert callable(tier_filter)
     assert tier_filter(None, McpTool("read_file")) is True
     assert tier_filter(None, McpTool("delete_file")) is False
+
+
+def test_the_page_states_the_tool_name_rule_that_is_enforced() -> None:
+    assert f"`^{TOOL_NAME.pattern}$`" in TEXT
+    assert NAME_RULE in TEXT

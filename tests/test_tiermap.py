@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tsuka_core.errors import UsageError
 from tsuka_core.gating.tiermap import TierMap, load_tier_map, tool_name
@@ -69,3 +73,59 @@ def test_tool_names_come_from_each_shape() -> None:
     assert tool_name({"name": "mcp", "inputSchema": {}}) == "mcp"
     assert tool_name(Named()) == "from_object"
     assert tool_name({}, 2) == "tool #3"
+
+
+@pytest.mark.parametrize("name", ["read_file\ndelete_all", "read_\n", "", "read_x" + "y" * 200, "read_\x00"])
+def test_a_glob_never_matches_a_name_no_api_accepts(name: str) -> None:
+    tiers = TierMap.parse({"read_*": "small", "*": "medium", "[!a]*": "small", "read_?": "small"})
+    with pytest.raises(UsageError, match="is not valid; a tool name is 1 to 128"):
+        tiers.lookup(name)
+
+
+@pytest.mark.parametrize("key", ["read file", "read_\n*", "write\x1b*", "a/b", "x" * 129, "[^a]*", "dé*"])
+def test_a_key_no_tool_name_could_match_is_refused(key: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        TierMap.parse({key: "small"}, "t.json")
+    message = str(caught.value)
+    assert message.startswith(f"t.json: the {'glob' if '*' in key else 'name'} {ascii(key)[:40]}")
+    assert "can never match a tool" in message
+    assert message.isprintable()
+    assert message.isascii()
+
+
+def test_globs_with_every_name_character_and_class_still_match() -> None:
+    tiers = TierMap.parse({"mcp:fs.*": "medium", "mcp:fs.read-[a-z]?": "small", "[!x]*": "large", "x*": "medium"})
+    assert tiers.lookup("mcp:fs.read-ab") == ("small", "mcp:fs.read-[a-z]?")
+    assert tiers.lookup("mcp:fs.write") == ("medium", "mcp:fs.*")
+    assert tiers.lookup("xyz") == ("medium", "x*")
+    assert tiers.lookup("abc") == ("large", "[!x]*")
+
+
+def test_of_equally_long_globs_the_first_listed_wins_however_they_start() -> None:
+    tiers = TierMap.parse({"*_file": "medium", "read_*": "small", "re*": "large", "*": "small"})
+    assert tiers.lookup("read_file") == ("medium", "*_file")
+    assert TierMap.parse({"read_*": "small", "*_file": "medium"}).lookup("read_file") == ("small", "read_*")
+    assert tiers.lookup("rex") == ("large", "re*")
+
+
+def test_a_map_of_100k_globs_is_looked_up_without_recompiling_them() -> None:
+    """fnmatch caches 32,768 patterns: a bigger map once took about 3 s per lookup."""
+    globs = {f"tool_{i:06d}_*": "small" for i in range(100_000)}
+    globs["*_any"] = "medium"
+    tiers = TierMap.parse(globs)
+    started = time.perf_counter()
+    found = [tiers.lookup(f"tool_{i:06d}_x") for i in range(0, 100_000, 10_000)]
+    assert found == [("small", f"tool_{i:06d}_*") for i in range(0, 100_000, 10_000)]
+    assert tiers.lookup("x_any") == ("medium", "*_any")
+    assert time.perf_counter() - started < 5
+
+
+KEYS = st.text(alphabet="ab_.*?[]!", min_size=1, max_size=8).filter(lambda k: bool(set("*?[") & set(k)))
+
+
+@given(st.lists(KEYS, max_size=12), st.text(alphabet="ab_.", min_size=1, max_size=8))
+def test_a_lookup_finds_what_trying_every_glob_in_turn_finds(keys: list[str], name: str) -> None:
+    globs = dict.fromkeys(keys, "small")
+    matching = [key for key in globs if fnmatchcase(name, key)]
+    expected = max(matching, key=len) if matching else None
+    assert TierMap.parse(globs).lookup(name)[1] == expected

@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from tsuka_core.errors import UsageError
-from tsuka_core.gating.tiermap import TierMap, tool_name
+from tsuka_core.gating.tiermap import TierMap
+from tsuka_core.gating.toolnames import check_tool_names, raw_tool_name
 from tsuka_core.judge.scoring import tier_rank
 from tsuka_core.storage.store import ProfileStore, StoreData, profile_key, profile_status
 from tsuka_core.terms import EFFORTS, PROFILES_ENV, TIERS, Effort, Tier
@@ -102,7 +103,7 @@ def required_tier(tool: Mapping[str, Any]) -> tuple[Tier, str | None]:
 
 
 def requirement(tool: object, tiers: TierMap | None) -> tuple[Tier, str, str | None]:
-    """The tier ``tool`` needs, what said so, and a note if its ``requiredTier`` is unknown.
+    """The tier ``tool`` needs, what said so, and a note if its ``requiredTier`` is unknown (its name is valid).
 
     A ``requiredTier`` on the tool comes first, then the tier map; without either a tool needs ``small``
     when no tier map is given (the contract's default) and ``large`` when one is (unlisted means unknown).
@@ -114,7 +115,8 @@ def requirement(tool: object, tiers: TierMap | None) -> tuple[Tier, str, str | N
             return needed, "requiredTier field", note
     if tiers is None:
         return "small", "default", None
-    tier, key = tiers.lookup(tool_name(tool))
+    name = raw_tool_name(tool)
+    tier, key = tiers.lookup(name if isinstance(name, str) else "")
     return (tier, f"tier map pattern {json.dumps(key)}", None) if key is not None else (tier, "default", None)
 
 
@@ -133,8 +135,9 @@ def gate_tools(
     The effort is ``effort`` when given, else the model's stored recommendation. Without a valid profile
     the model counts as ``small``; its name is never used to guess a tier. ``suite_hash`` is the hash the
     profile must carry, or a function giving it for the profile (``storage.suites.SuiteHashes``: the suite
-    the profile was measured with).
+    the profile was measured with). A tool without a valid name (``storage.toolnames``) is a UsageError.
     """
+    names = check_tool_names(tools)
     data = store.read() if isinstance(store, ProfileStore) else store
     used, source = _resolve_effort(data, model, effort)
     profiled, status = _profile(data, model, used, suite_hash)
@@ -146,8 +149,7 @@ def gate_tools(
     visible: list[Any] = []
     hidden: list[HiddenTool] = []
     decisions: list[Decision] = []
-    for index, tool in enumerate(tools):
-        name = tool_name(tool, index)
+    for name, tool in zip(names, tools, strict=True):
         needed, said_by, note = requirement(tool, tiers)
         if note:
             notes.append(f"{name}: {note}")
@@ -204,6 +206,7 @@ def allowed_tools(
     name; the same objects come back. ``tiers`` maps names or fnmatch globs to tiers (a mapping, or a
     JSON or TOML file). Without a valid profile at that effort the model counts as ``small``. The store is
     ``profiles``, else the one ``TSUKA_PROFILES`` names, else ``models_profile.json`` here, as for the commands.
+    A tool whose name no tool API accepts (``storage.toolnames``) is a UsageError, never passed through.
     """
     import os
     from pathlib import Path

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tsuka_core.errors import UsageError
-from tsuka_core.gating.tiermap import tool_name
+from tsuka_core.gating.toolnames import check_tool_names
 
 __all__ = ["ToolFormat", "ToolsDocument", "read_tools_document"]
 
@@ -29,9 +29,12 @@ class ToolsDocument:
     """The whole document when the tools sit inside an object (``tools``, or a JSON-RPC ``result.tools``)."""
 
     def render(self, kept: Sequence[Mapping[str, Any]], fmt: str) -> str:
-        """The document with only ``kept`` tools, in its own format, or (``names``) their names one per line."""
+        """The document with only ``kept`` tools, in its own format, or (``names``) their names one per line.
+
+        A kept tool without a valid name is a UsageError: a name with a newline would add a line to the list.
+        """
         if fmt == "names":
-            return "".join(f"{tool_name(tool, i)}\n" for i, tool in enumerate(kept))
+            return "".join(f"{name}\n" for name in check_tool_names(kept, f"{self.path}: kept tool #{{number}}"))
         if fmt != self.format:
             label = "an MCP tools/list result" if self.format == "mcp" else "an OpenAI tool array"
             raise UsageError(f"{self.path}: the tools file is {label}; use --format {self.format} or names")
@@ -52,7 +55,7 @@ def read_tools_document(path: Path) -> ToolsDocument:
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise UsageError(f"{path}: cannot read the tools: {' '.join(str(exc).split())}") from exc
     if isinstance(data, list):
-        return ToolsDocument(path, "openai", _objects(path, data, "[{}]"))
+        return _named(ToolsDocument(path, "openai", _objects(path, data, "[{}]")), "[{index}]")
     if not isinstance(data, dict):
         raise UsageError(f"{path}: expected a JSON array of tool schemas or an MCP tools/list result")
     if isinstance(data.get("error"), Mapping):
@@ -62,11 +65,14 @@ def read_tools_document(path: Path) -> ToolsDocument:
         raise UsageError(f"{path}: expected a JSON array of tool schemas or an object with a '{where}' array")
     tools = _objects(path, holder["tools"], where + "[{}]")
     if tools and all(isinstance(t.get("function"), Mapping) for t in tools):
-        return ToolsDocument(path, "openai", tools, data)
-    for index, tool in enumerate(tools):
-        if not isinstance(tool.get("name"), str) or not tool["name"]:
-            raise UsageError(f"{path}: {where}[{index}]: an MCP tool needs a non-empty string 'name'")
-    return ToolsDocument(path, "mcp", tools, data)
+        return _named(ToolsDocument(path, "openai", tools, data), where + "[{index}]")
+    return _named(ToolsDocument(path, "mcp", tools, data), where + "[{index}]")
+
+
+def _named(document: ToolsDocument, where: str) -> ToolsDocument:
+    """``document`` once every tool in it has a valid name; the first that has not is a UsageError naming it."""
+    check_tool_names(document.tools, f"{document.path}: {where} (tool #{{number}})")
+    return document
 
 
 def _objects(path: Path, items: list[Any], where: str) -> list[dict[str, Any]]:
