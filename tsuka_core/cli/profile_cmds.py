@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -17,11 +17,8 @@ from tsuka_core.gating import allowlist as gating
 from tsuka_core.gating.allowlist import gate_tools
 from tsuka_core.gating.tiermap import load_tier_map, tool_name
 from tsuka_core.gating.toolformats import read_tools_document
-from tsuka_core.storage.store import ProfileStore, profile_status
+from tsuka_core.storage.store import ProfileStore
 from tsuka_core.suite.identity import SuiteHashes
-
-if TYPE_CHECKING:
-    from tsuka_core.suite.identity import SuiteHashes
 
 __all__: list[str] = []
 
@@ -66,9 +63,9 @@ def profiles(model: str | None, profiles: Path, suite: Path | None) -> None:
     judged = (
         f"suite {suite} hash {hashes(None)}" if suite is not None else "each against the suite it was measured with"
     )
-    rows = ProfileTable(data, lambda entry: profile_status(entry, hashes(entry)), f"{profiles} ({judged})")
+    rows = ProfileTable(data, lambda entry: entry.status(hashes(entry.suite)), f"{profiles} ({judged})")
     for key, entry in data.profiles.items():
-        if model is None or (isinstance(entry, dict) and entry.get("model") == model):
+        if model is None or entry.model == model:
             rows.add(key, entry)
     out = console()
     if not rows.shown:

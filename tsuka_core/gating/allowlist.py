@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from tsuka_core.errors import UsageError
 from tsuka_core.gating.tiermap import TierMap, tool_name
 from tsuka_core.judge.scoring import tier_rank
-from tsuka_core.storage.store import ProfileStore, StoreData, profile_key, profile_status
+from tsuka_core.storage.profile import Profile
+from tsuka_core.storage.store import ProfileStore, StoreData, profile_key
 from tsuka_core.terms import EFFORTS, PROFILES_ENV, TIERS, Effort, Tier
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def gate_tools(
     tools: Sequence[Any],
     model: str,
     store: StoreData | ProfileStore,
-    suite_hash: str | Callable[[Mapping[str, Any]], str],
+    suite_hash: str | Callable[[str | None], str],
     effort: Effort | None = None,
     tiers: TierMap | None = None,
 ) -> GateResult:
@@ -119,13 +120,14 @@ def gate_tools(
 
     The effort is ``effort`` when given, else the model's stored recommendation. Without a valid profile
     the model counts as ``small``; its name is never used to guess a tier. ``suite_hash`` is the hash the
-    profile must carry, or a function giving it for the profile (``storage.suites.SuiteHashes``: the suite
-    the profile was measured with).
+    profile must carry, or a function giving it for the suite the profile names (``suite.identity.SuiteHashes``:
+    the suite the profile was measured with).
     """
     data = store.read() if isinstance(store, ProfileStore) else store
     used, source = _resolve_effort(data, model, effort)
-    profiled, status = _profile(data, model, used, suite_hash)
-    tier: Tier = data.profiles[profile_key(model, used)]["tier"] if profiled and used else "small"
+    profile, status = _profile(data, model, used, suite_hash)
+    profiled = profile is not None
+    tier: Tier = profile.tier if profile is not None and profile.tier is not None else "small"
     subject = model if used is None else profile_key(model, used)
     standing = tier if profiled else "unprofiled (treated as small)"
     notes = [] if profiled else [f"{subject} is unprofiled ({status}); treated as small"]
@@ -190,16 +192,17 @@ def _resolve_effort(data: StoreData, model: str, effort: str | None) -> tuple[Ef
 
 
 def _profile(
-    data: StoreData, model: str, effort: Effort | None, suite_hash: str | Callable[[Mapping[str, Any]], str]
-) -> tuple[bool, str]:
+    data: StoreData, model: str, effort: Effort | None, suite_hash: str | Callable[[str | None], str]
+) -> tuple[Profile | None, str]:
+    """The valid profile of ``model`` at ``effort`` and ``valid``, or None and why there is none."""
     if effort is None:
-        return False, f"no effort given and no recommendation stored for {model}"
+        return None, f"no effort given and no recommendation stored for {model}"
     key = profile_key(model, effort)
-    if key not in data.profiles:
-        return False, f"no profile stored for {key}"
-    profile = data.profiles[key]
-    wanted = suite_hash if isinstance(suite_hash, str) else suite_hash(profile)
-    return profile_status(profile, wanted)
+    profile = data.profiles.get(key)
+    if profile is None:
+        return None, f"no profile stored for {key}"
+    valid, status = profile.status(suite_hash if isinstance(suite_hash, str) else suite_hash(profile.suite))
+    return (profile if valid else None), status
 
 
 _EFFORT_SOURCES = {"explicit": "effort given", "recommendation": "recommended effort", "none": "no effort"}
