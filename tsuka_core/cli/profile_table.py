@@ -9,8 +9,9 @@ plain text (never read as markup), and a value of the wrong kind as ``?``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -101,10 +102,14 @@ class ProfileTable:
         for header in _HEADERS[1:]:
             self.table.add_column(header)
 
-    def add(self, key: str, entry: Profile) -> None:
-        """One row for the profile stored under ``key``; a value of the wrong kind is shown as found, or ``?``."""
+    def add(self, key: str, entry: Profile, recommendations: Mapping[str, Any] | None = None) -> None:
+        """One row for the profile stored under ``key``; a value of the wrong kind is shown as found, or ``?``.
+
+        ``recommendations`` are those of the profile's suite (default: the store's default suite's).
+        """
         get = entry.found
-        recommended = " *" if self.data.recommendations.get(str(get("model"))) == get("reasoningEffort") else ""
+        recommended_efforts = self.data.recommendations if recommendations is None else recommendations
+        recommended = " *" if recommended_efforts.get(str(get("model"))) == get("reasoningEffort") else ""
         found = stored_confidence(entry)
         valid, reason = self.judge(entry)
         self.table.add_row(

@@ -17,7 +17,7 @@ from tsuka_core.errors import StoreError, SuiteError, UsageError
 from tsuka_core.judge.scoring import mean_score
 from tsuka_core.storage.history_query import StoredLevel, StoredTest, StoredTestRuns, is_run_ref, load_run
 from tsuka_core.storage.profile import Profile, StoredTestResult
-from tsuka_core.storage.store import BENCHMARK_VERSION, ProfileStore, profile_key
+from tsuka_core.storage.store import BENCHMARK_VERSION, ProfileStore, StoreData, profile_key
 from tsuka_core.suite.identity import SuiteHashes, suite_label
 
 __all__ = ["Side", "SideCheck", "SideLevel", "SideTest", "load_side", "suite_weights"]
@@ -136,7 +136,7 @@ def _checks(runs: Sequence[StoredTest]) -> tuple[SideCheck, ...]:
 
 
 def _profile_side(ref: str, store: Path, weights: Weights) -> Side:
-    data = ProfileStore(store).read()
+    data = _holding(ProfileStore(store).read(), ref)
     key = _profile_key(ref, store, data.profiles, data.recommendations)
     profile = data.profiles.get(key)
     if profile is None or not profile.is_profile:
@@ -153,6 +153,20 @@ def _profile_side(ref: str, store: Path, weights: Weights) -> Side:
     scores = {c: float(s) for c, s in (profile.scores or {}).items()}
     level = SideLevel(key, profile.tier or "", scores, tests)
     return Side(info, (level,), tuple(notes))
+
+
+def _holding(data: StoreData, ref: str) -> StoreData:
+    """The suite view holding ``ref`` (``MODEL@EFFORT`` or ``MODEL``): the default one, else the latest measured."""
+    holding = [view for view in data.by_suite() if ref in view.profiles or ref in view.recommendations]
+    if not holding or holding[0] is data:
+        return data
+
+    def measured_at(view: StoreData) -> str:
+        effort = view.recommendations.get(ref)
+        profile = view.profiles.get(ref) or view.profiles.get(profile_key(ref, str(effort)))
+        return (profile.tested_at if profile is not None else None) or ""
+
+    return max(holding, key=measured_at)
 
 
 def _profile_key(ref: str, store: Path, profiles: Mapping[str, Profile], recommendations: Mapping[str, Any]) -> str:

@@ -162,22 +162,23 @@ def allowed_tools(
 
     A tool is an OpenAI tool schema, an MCP tool, an object with ``.name`` (a LangChain tool) or a bare
     name; the same objects come back. ``tiers`` maps names or fnmatch globs to tiers (a mapping, or a
-    JSON or TOML file). Without a valid profile at that effort the model counts as ``small``. The store is
+    JSON or TOML file). The profiles of ``suite`` count (default: the default suite's). Without a valid
+    profile at that effort the model counts as ``small``. The store is
     ``profiles``, else the one ``TSUKA_PROFILES`` names, else ``models_profile.json`` here, as for the commands.
     """
     import os
     from pathlib import Path
 
     from tsuka_core.gating.tiermap import load_tier_map
-    from tsuka_core.suite.identity import SuiteHashes
+    from tsuka_core.suite.identity import DEFAULT_SUITE, SuiteHashes, suite_label
 
     tier_map = (
         None if tiers is None else TierMap.parse(tiers) if isinstance(tiers, Mapping) else load_tier_map(Path(tiers))
     )
     hashes = SuiteHashes(None if suite is None else Path(suite))
     path = Path(profiles) if profiles is not None else Path(os.environ.get(PROFILES_ENV, "models_profile.json"))
-    store = ProfileStore(path)
-    result = gate_tools(tools, model, store, hashes, effort, tier_map)
+    label = DEFAULT_SUITE if suite is None else suite_label(Path(suite))
+    result = gate_tools(tools, model, ProfileStore(path).read().for_suite(label), hashes, effort, tier_map)
     return list(result.visible)
 
 

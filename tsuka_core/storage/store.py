@@ -9,7 +9,7 @@ import re
 import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,8 @@ from tsuka_core.judge.jsontools import loads_strict
 from tsuka_core.storage.files import check_store_link, read_regular_file
 from tsuka_core.storage.layout import dumps_store
 from tsuka_core.storage.profile import BENCHMARK_VERSION, Profile
+from tsuka_core.storage.suite_sections import SUITE_PROFILES, SUITE_RECOMMENDATIONS, place, sections, upgrade
+from tsuka_core.suite.identity import DEFAULT_SUITE
 from tsuka_core.terms import EFFORTS, PROFILES_ENV, Effort
 
 __all__ = [
@@ -81,20 +83,38 @@ def profile_status(profile: Profile | object, suite_hash: str) -> tuple[bool, st
 
 @dataclass(frozen=True)
 class StoreData:
-    """What the store file holds: profiles (parsed) and recommendations in file order, and the top level as read."""
+    """One suite's profiles (parsed) and recommendations in file order, the other suites', and the file as read."""
 
     profiles: Mapping[str, Profile]
-    """Every entry of ``profiles``, parsed; check one with :meth:`Profile.status` before trusting it."""
+    """Every entry of this suite's profiles, parsed; check one with :meth:`Profile.status` before trusting it."""
     recommendations: Mapping[str, Any]
     raw: dict[str, Any]
     """The top-level object; unknown keys (and every profile as stored) are kept as they are on every write."""
+    suite: str = DEFAULT_SUITE
+    """The suite these profiles were measured with: ``default``, a registered name or a folder."""
+    others: Mapping[str, StoreData] = field(default_factory=dict)
+    """The other suites' profiles, by suite (only on the default suite's view)."""
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, Any]) -> StoreData:
-        """The store holding ``raw``, whose ``profiles`` and ``recommendations`` (when present) are objects."""
-        profiles = raw.get("profiles", {})
-        parsed = {str(key): Profile.parse(entry) for key, entry in profiles.items()}
-        return cls(profiles=parsed, recommendations=raw.get("recommendations", {}), raw=dict(raw))
+        """The store holding ``raw`` (its parts checked as objects), read as :func:`upgrade` would leave it."""
+        found = sections(_upgraded(raw))
+        views = {
+            suite: cls({str(k): Profile.parse(v) for k, v in profiles.items()}, recs, dict(raw), suite)
+            for suite, (profiles, recs) in found.items()
+        }
+        default = views.pop(DEFAULT_SUITE)
+        return cls(default.profiles, default.recommendations, dict(raw), DEFAULT_SUITE, views)
+
+    def for_suite(self, suite: str) -> StoreData:
+        """The profiles and recommendations of ``suite`` (empty when the store holds none)."""
+        if suite == self.suite:
+            return self
+        return self.others.get(suite) or StoreData({}, {}, self.raw, suite)
+
+    def by_suite(self) -> list[StoreData]:
+        """Each suite's view, this one first."""
+        return [self, *self.others.values()]
 
     def recommendation(self, model: str) -> Effort | None:
         """The stored recommended effort of ``model``; None when absent or not a known level."""
@@ -104,6 +124,17 @@ class StoreData:
     def profile(self, model: str, effort: str) -> Profile | None:
         """The entry under ``model@effort`` (check it with :meth:`Profile.status`); None if absent."""
         return self.profiles.get(profile_key(model, effort))
+
+
+def _upgraded(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``raw`` with other suites' profiles moved out of ``profiles``; ``raw`` is left as it is."""
+    copy = dict(raw)
+    copy["profiles"] = dict(raw.get("profiles", {}))
+    copy[SUITE_PROFILES] = {suite: dict(part) for suite, part in raw.get(SUITE_PROFILES, {}).items()}
+    copy["recommendations"] = dict(raw.get("recommendations", {}))
+    copy[SUITE_RECOMMENDATIONS] = {suite: dict(part) for suite, part in raw.get(SUITE_RECOMMENDATIONS, {}).items()}
+    upgrade(copy)
+    return copy
 
 
 class ProfileStore:
@@ -129,8 +160,16 @@ class ProfileStore:
         """The store's contents; an empty store when the file does not exist."""
         return _view(self._load(), self.path)
 
-    def update(self, profiles: Mapping[str, Mapping[str, Any]], recommendations: Mapping[str, str]) -> None:
-        """Put ``profiles`` and ``recommendations`` in the store, keeping every other entry and the key order.
+    def update(
+        self,
+        profiles: Mapping[str, Mapping[str, Any]],
+        recommendations: Mapping[str, str],
+        suite: str = DEFAULT_SUITE,
+    ) -> None:
+        """Put ``profiles`` and ``suite``'s ``recommendations`` in the store, keeping every other entry and the order.
+
+        Each profile goes under the suite it names (:mod:`~tsuka_core.storage.suite_sections`); a store
+        written before profiles were kept per suite is upgraded on the way.
 
         Raises StoreError, with nothing written, when the file is not a valid store, the lock cannot be
         taken within ``lock_timeout`` seconds, or the folder cannot be written.
@@ -141,8 +180,8 @@ class ProfileStore:
             raw = self._load() or {}
             check_store_link(self.path, raw if self._target.exists() else None)
             _view(raw, self.path)
-            raw.setdefault("profiles", {}).update(profiles)
-            raw.setdefault("recommendations", {}).update(recommendations)
+            upgrade(raw)
+            place(raw, profiles, recommendations, suite)
             self._write(dumps_store(raw))
 
     def check_writable(self) -> None:
@@ -229,10 +268,14 @@ class ProfileStore:
 
 def _view(raw: dict[str, Any] | None, path: Path) -> StoreData:
     raw = {} if raw is None else raw
-    for name in ("profiles", "recommendations"):
+    for name in ("profiles", "recommendations", SUITE_PROFILES, SUITE_RECOMMENDATIONS):
         part = raw.get(name, {})
         if not isinstance(part, dict):
             raise StoreError(f'{path}: "{name}" is not a JSON object (found {_json_kind(part)}); {_FIX}')
+        for suite, inner in part.items() if name in (SUITE_PROFILES, SUITE_RECOMMENDATIONS) else ():
+            if not isinstance(inner, dict):
+                found = _json_kind(inner)
+                raise StoreError(f'{path}: "{name}" of suite {suite!r} is not a JSON object (found {found}); {_FIX}')
     return StoreData.from_raw(raw)
 
 
