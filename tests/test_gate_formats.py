@@ -133,7 +133,9 @@ def test_explain_says_why_each_tool_was_kept_or_dropped(store: Path, tmp_path: P
     listed = dump(tmp_path / "t.json", tools)
     result = gate(store, "m", "--tools", listed, "--tiers", tiers, "--format", "names", "--explain")
     standing = "m@low is medium (profile m@low, recommended effort)"
-    assert result.stderr.splitlines() == [
+    said, *lines = result.stderr.splitlines()
+    assert said == f"profiles of suite default in {store}"
+    assert lines == [
         f'keep read_file: needs small (tier map pattern "read_*"); {standing}',
         f"keep search: needs medium (requiredTier field); {standing}",
         f'keep write_notes: needs medium (tier map pattern "write_notes"); {standing}',
@@ -146,7 +148,7 @@ def test_explain_says_why_each_tool_was_kept_or_dropped(store: Path, tmp_path: P
 def test_explain_names_the_given_effort_and_an_unprofiled_model(store: Path, tmp_path: Path) -> None:
     tools = dump(tmp_path / "t.json", OPENAI)
     given = gate(store, "m", "--tools", tools, "-e", "xhigh", "--format", "names", "--explain")
-    assert given.stderr.splitlines()[0] == (
+    assert given.stderr.splitlines()[1] == (
         "keep read_file: needs small (default); m@xhigh is large (profile m@xhigh, effort given)"
     )
     missing = gate(store, "m", "--tools", tools, "-e", "none", "--format", "names", "--explain")

@@ -42,7 +42,7 @@ def profile(model: str, effort: str, tier: Tier, *, tests_hash: str = HASH, vers
 def store(*profiles: dict[str, Any], recommendations: dict[str, Any] | None = None) -> StoreData:
     by_key = {f"{p['model']}@{p['reasoningEffort']}": p for p in profiles}
     recs = recommendations or {}
-    return StoreData(profiles=by_key, recommendations=recs, raw={"profiles": by_key, "recommendations": recs})
+    return StoreData.from_raw({"profiles": by_key, "recommendations": recs})
 
 
 def names(tools: Any) -> list[str]:

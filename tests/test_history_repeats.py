@@ -359,8 +359,9 @@ def test_an_unchanged_suite_rescores_a_repeated_run_to_the_same_profiles(repeate
 
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "m1@none  tier medium (confidence 0.67)  (3 runs per test)" in result.stdout
-    after = stored(store)
-    for key, profile in after["profiles"].items():
+    after = stored(store)["suiteProfiles"][str(suite.resolve())]  # a copy of the suite: a suite of its own
+    assert sorted(after) == sorted(before["profiles"])
+    for key, profile in after.items():
         old = before["profiles"][key]
         for name in ("tier", "scores", "testResults", "repeats", "tokensPerSecond", "avgCompletionTokens"):
             assert profile[name] == old[name], (key, name)
@@ -382,7 +383,9 @@ def test_each_run_is_rescored_on_its_own_answers(repeated_copy: tuple[Path, Path
     result = invoke("rescore", "last", "--suite", suite, "--profiles", store)
 
     assert result.exit_code == 0, result.stdout + result.stderr
-    for key, profile in stored(store)["profiles"].items():
+    after = stored(store)["suiteProfiles"][str(suite.resolve())]
+    assert sorted(after) == sorted(before)
+    for key, profile in after.items():
         frase = entry(profile, "frase_8_parole")
         assert frase["runs"] == [0.6 if s == 1.0 else 0.0 for s in entry(before[key], "frase_8_parole")["runs"]]
         assert (frase["score"], frase["spread"]) == (0.4, 0.28)

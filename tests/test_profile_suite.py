@@ -65,7 +65,9 @@ def test_a_run_stores_the_suite_it_measured_with(tmp_path: Path) -> None:
         default = invoke("run", "m1", "--base-url", server.base_url, "--profiles", tmp_path / "d.json", "-e", "none")
 
     assert result.exit_code == 0, result.stderr
-    assert json.loads(store.read_text("utf-8"))["profiles"]["m1@none"]["suite"] == str(suite.resolve())
+    stored = json.loads(store.read_text("utf-8"))
+    assert stored["profiles"] == {}
+    assert stored["suiteProfiles"][str(suite.resolve())]["m1@none"]["suite"] == str(suite.resolve())
     assert default.exit_code == 0, default.stderr
     assert json.loads((tmp_path / "d.json").read_text("utf-8"))["profiles"]["m1@none"]["suite"] == "default"
 
@@ -78,13 +80,14 @@ def test_a_profile_is_judged_against_its_own_suite_not_the_installed_one(tmp_pat
     shown = invoke("profiles", "--profiles", store)
     assert "valid" in shown.stdout, shown.stdout
     assert "stale" not in shown.stdout
-    tier = invoke("tier", "m1", "--profiles", store)
+    tier = invoke("tier", "m1", "--profiles", store, "--suite", suite)
     assert tier.stdout.strip() == "large", tier.stderr
-    against_default = invoke("tier", "m1", "--profiles", store, "--suite", default_suite_path())
-    assert against_default.stdout.strip() == "small"  # --suite still wins
+    default = invoke("tier", "m1", "--profiles", store)
+    assert default.stdout.strip() == "small"  # the default suite's profiles count unless --suite names another
+    assert f"'m1' has profiles for suite {suite.resolve()} only; choose it with --suite" in default.stderr
 
     (suite / "99_extra.json").unlink()  # the suite changed since: the profile is stale
-    stale = invoke("tier", "m1", "--profiles", store)
+    stale = invoke("tier", "m1", "--profiles", store, "--suite", suite)
     assert stale.stdout.strip() == "small"
     assert "stale" in stale.stderr
 

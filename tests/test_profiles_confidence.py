@@ -224,8 +224,8 @@ def test_a_suite_chosen_by_name_is_recorded_by_name_and_one_chosen_by_folder_by_
             ran = invoke("run", "m1", "-e", "none", *at, "--suite", chosen)
             assert ran.exit_code == 0, ran.stderr
 
-    assert stored(by_name)["profiles"]["m1@none"]["suite"] == "extended"
-    assert stored(by_path)["profiles"]["m1@none"]["suite"] == str(copy.resolve())
+    assert stored(by_name)["suiteProfiles"]["extended"]["m1@none"]["suite"] == "extended"
+    assert stored(by_path)["suiteProfiles"][str(copy.resolve())]["m1@none"]["suite"] == str(copy.resolve())
     for store, suite in ((by_name, "extended"), (by_path, str(copy.resolve()))):
         shown = invoke("profiles", "--profiles", store)
         assert shown.exit_code == 0, shown.stderr
@@ -234,7 +234,7 @@ def test_a_suite_chosen_by_name_is_recorded_by_name_and_one_chosen_by_folder_by_
         below = lines[at + 1 : next(i for i, line in enumerate(lines) if line.startswith("└"))]
         assert "".join(cells(line)[0] for line in below) == suite  # a long folder is folded, never cut
         assert cells(lines[at])[-1] == "valid"
-        assert invoke("tier", "m1", "--profiles", store).stderr.startswith("m1@none: valid")
+        assert invoke("tier", "m1", "--profiles", store, "--suite", suite).stderr.startswith("m1@none: valid")
 
 
 def test_a_profile_naming_an_unknown_suite_is_judged_against_the_installed_one(measured: Path, tmp_path: Path) -> None:

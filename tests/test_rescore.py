@@ -58,9 +58,9 @@ def test_changed_checks_are_rescored_with_zero_requests(measured: tuple[Path, Pa
     assert len(server.requests) == requests, "rescore asked the model"
     new_hash = suite_hash(suite)
     assert new_hash != old_hash
-    data = stored(store)
-    assert sorted(data["profiles"]) == sorted(f"{m}@{e}" for m in ("alpha", "beta") for e in LEVELS)
-    for key, profile in data["profiles"].items():
+    data = stored(store)["suiteProfiles"][str(suite.resolve())]
+    assert sorted(data) == sorted(f"{m}@{e}" for m in ("alpha", "beta") for e in LEVELS)
+    for key, profile in data.items():
         assert profile_status(profile, new_hash) == (True, "valid"), key
         assert profile["rescoredFrom"] == 1
         scores = {t["name"]: t["score"] for t in profile["testResults"]}
@@ -139,10 +139,11 @@ def test_an_unchanged_suite_rescores_to_the_same_profiles(measured: tuple[Path, 
 
     assert invoke("rescore", "last", "--suite", suite, "--profiles", store).exit_code == 0
 
-    after = stored(store)
-    assert after["recommendations"] == before["recommendations"]
-    for key, profile in after["profiles"].items():
-        old = before["profiles"][key]
+    after, section = stored(store), str(suite.resolve())
+    assert after["suiteRecommendations"] == before["suiteRecommendations"]
+    assert after["suiteProfiles"][section]
+    for key, profile in after["suiteProfiles"][section].items():
+        old = before["suiteProfiles"][section][key]
         for name in ("tier", "scores", "testResults", "testsHash", "tokensPerSecond", "avgCompletionTokens"):
             assert profile[name] == old[name], (key, name)
 

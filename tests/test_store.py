@@ -20,15 +20,15 @@ from tsuka_core.backends.base import ChatResponse
 from tsuka_core.engine import results
 from tsuka_core.engine.results import LevelResult, StepResult
 from tsuka_core.errors import StoreError
+from tsuka_core.run.profiles import profile_from_level, recommend
+from tsuka_core.storage.profile import Profile
 from tsuka_core.storage.store import (
     BENCHMARK_VERSION,
     ProfileStore,
     default_store_path,
     dumps_store,
-    profile_from_level,
     profile_key,
     profile_status,
-    recommend,
 )
 from tsuka_core.suite import model
 from tsuka_core.suite.loading import suite_hash
@@ -396,7 +396,7 @@ def test_read_gives_profiles_in_file_order(tmp_path: Path) -> None:
     assert list(data.profiles) == ["z@none", "a@none"]
     assert data.recommendation("b") == "low"
     assert data.recommendation("a") is None
-    assert data.profile("z", "none") == {}
+    assert data.profile("z", "none") == Profile()
     assert data.profile("q", "none") is None
 
 

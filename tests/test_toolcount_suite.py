@@ -24,7 +24,7 @@ from tsuka_core.gating.allowlist import allowed_tools
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.judge.checks import run_check
 from tsuka_core.run.session import RunOptions, run_benchmark
-from tsuka_core.suite.loading import load_suite
+from tsuka_core.suite.loading import load_suite, resolve_suite, suite_hash
 from tsuka_core.suite.model import Suite
 from tsuka_core.suite.model import Test as SuiteTest
 
@@ -142,7 +142,9 @@ def test_a_level_records_its_tool_count_tolerance(
         report = asyncio.run(run_benchmark(run, toolcount, registry, Quiet()))
 
     assert report.ok
-    stored = json.loads(store.read_text(encoding="utf-8"))["profiles"]["m1@none"]
+    data = json.loads(store.read_text(encoding="utf-8"))
+    assert data["profiles"] == {}, "a toolcount run never replaces the default suite's profile"
+    stored = data["suiteProfiles"]["toolcount"]["m1@none"]
     assert stored["toolCountTolerance"] == expected
     scores = stored["toolCountScores"]
     assert list(scores) == ["1", "4", "8", "16", "32", "64"]
@@ -186,6 +188,25 @@ def test_gate_offers_at_most_the_tolerance_lowest_tier_first(tmp_path: Path) -> 
     assert "drop tool_00: needs medium (requiredTier field); m@none is large" in shown.stderr
     assert "over the tool-count tolerance (m@none keeps at most 8 tools)" in shown.stderr
     assert [t["function"]["name"] for t in allowed_tools("m", TWENTY, profiles=store)] == kept
+
+
+def test_gate_takes_the_tolerance_from_the_toolcount_suites_profile(tmp_path: Path) -> None:
+    """The tier comes from the default suite's profile, the tolerance from the same level measured with toolcount."""
+    measured = profile("m", "none", "small") | {"suite": "toolcount", "toolCountTolerance": 8}
+    measured["testsHash"] = suite_hash(resolve_suite("toolcount"))
+    data = {
+        "profiles": {"m@none": profile("m", "none", "large")},
+        "recommendations": {"m": "none"},
+        "suiteProfiles": {"toolcount": {"m@none": measured}},
+        "suiteRecommendations": {"toolcount": {"m": "none"}},
+    }
+    store = tmp_path / "p.json"
+    store.write_text(json.dumps(data), encoding="utf-8")
+    kept = [t["function"]["name"] for t in allowed_tools("m", TWENTY, profiles=store)]
+    assert kept == [f"tool_{i:02d}" for i in range(4, 12)]  # the lowest required tier first, then file order
+    measured["testsHash"] = "00000000"  # measured with toolcount tests that have changed since: no tolerance
+    store.write_text(json.dumps(data), encoding="utf-8")
+    assert allowed_tools("m", TWENTY, profiles=store) == TWENTY
 
 
 def test_without_a_tolerance_nothing_changes(tmp_path: Path) -> None:

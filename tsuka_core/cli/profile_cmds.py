@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -17,11 +17,9 @@ from tsuka_core.gating import allowlist as gating
 from tsuka_core.gating.allowlist import gate_tools
 from tsuka_core.gating.tiermap import load_tier_map, tool_name
 from tsuka_core.gating.toolformats import read_tools_document
-from tsuka_core.storage.store import ProfileStore, profile_status
-from tsuka_core.suite.identity import SuiteHashes
-
-if TYPE_CHECKING:
-    from tsuka_core.suite.identity import SuiteHashes
+from tsuka_core.gating.unknown_model import unknown_model_lines
+from tsuka_core.storage.store import ProfileStore, StoreData
+from tsuka_core.suite.identity import DEFAULT_SUITE, SuiteHashes, suite_label
 
 __all__: list[str] = []
 
@@ -29,7 +27,8 @@ PROFILES = profiles_option()
 SUITE = click.option(
     "--suite",
     type=SUITE_TYPE,
-    help="Suite (name or folder) whose hash decides validity (default: the suite each profile was measured with).",
+    help="Suite (name or folder) whose profiles count, judged by its hash now "
+    "(default: tier and gate use the default suite's; profiles shows every suite's, each judged by its own).",
 )
 EFFORT = click.option(
     "-e",
@@ -37,6 +36,11 @@ EFFORT = click.option(
     type=effort_choice,
     help="Effort (default: the recommendation).",
 )
+
+
+def _suite_view(profiles: Path, suite: Path | None) -> tuple[StoreData, str]:
+    """The store, and the suite whose profiles count: ``--suite``'s (a registered name or a folder), else default."""
+    return ProfileStore(profiles).read(), DEFAULT_SUITE if suite is None else suite_label(suite)
 
 
 def _suite_hashes(suite: Path | None) -> SuiteHashes:
@@ -58,7 +62,8 @@ def profiles(model: str | None, profiles: Path, suite: Path | None) -> None:
 
     A profile is valid only while its benchmarkVersion is this engine's and its
     testsHash is the hash of its suite as it is now (the suite it was measured
-    with, or --suite); stale profiles are kept but never used for tier gating.
+    with); stale profiles are kept but never used for tier gating. With --suite,
+    only the profiles measured with that suite are shown.
     """
 
     data = ProfileStore(profiles).read()
@@ -66,13 +71,15 @@ def profiles(model: str | None, profiles: Path, suite: Path | None) -> None:
     judged = (
         f"suite {suite} hash {hashes(None)}" if suite is not None else "each against the suite it was measured with"
     )
-    rows = ProfileTable(data, lambda entry: profile_status(entry, hashes(entry)), f"{profiles} ({judged})")
-    for key, entry in data.profiles.items():
-        if model is None or (isinstance(entry, dict) and entry.get("model") == model):
-            rows.add(key, entry)
+    rows = ProfileTable(data, lambda entry: entry.status(hashes(entry.suite)), f"{profiles} ({judged})")
+    for view in data.by_suite() if suite is None else [data.for_suite(suite_label(suite))]:
+        for key, entry in view.profiles.items():
+            if model is None or entry.model == model:
+                rows.add(key, entry, view.recommendations)
     out = console()
     if not rows.shown:
-        out.print(f"no profiles{' for ' + model if model else ''} in {profiles}", markup=False)
+        of_suite = "" if suite is None else f" of suite {suite_label(suite)}"
+        out.print(f"no profiles{' for ' + model if model else ''}{of_suite} in {profiles}", markup=False)
         return
     out.print(rows.table)
     for line in rows.legend():
@@ -87,10 +94,16 @@ def profiles(model: str | None, profiles: Path, suite: Path | None) -> None:
 def tier(model: str, effort: str | None, profiles: Path, suite: Path | None) -> None:
     """Print MODEL's tier at EFFORT (default: its recommended effort), from its valid profile.
 
-    A model without a valid profile is small (the safe side), and is said to be unprofiled.
+    The profiles of --suite count (default: those of the default suite). A
+    model without a valid profile is small (the safe side), and is said to be
+    unprofiled; a name the store does not hold gets a did-you-mean on stderr.
+    The exit status is 0 either way: an unknown model is small, not an error.
     """
 
-    result = gate_tools([], model, ProfileStore(profiles), _suite_hashes(suite), effort)  # type: ignore[arg-type]
+    data, label = _suite_view(profiles, suite)
+    result = gate_tools([], model, data.for_suite(label), _suite_hashes(suite), effort)  # type: ignore[arg-type]
+    for line in unknown_model_lines(data, model, label):
+        click.echo(f"note: {line}", err=True)
     click.echo(result.tier)
     click.echo(
         f"{result.subject}: {result.profile_status if result.profiled else 'unprofiled: ' + result.profile_status}",
@@ -139,9 +152,11 @@ def gate(
 
     A tool's requiredTier (small, medium or large), else its --tiers entry, must
     not rank above the model's tier; without either a tool needs small (large
-    when --tiers is given). Without a valid profile at the effort the model is small.
-    A profile measured with the toolcount suite offers at most its
-    toolCountTolerance tools: those needing the lowest tier first, then in file order.
+    when --tiers is given). The profiles of --suite count (default: those of the
+    default suite). Without a valid profile at the effort the model is small; a
+    name the store does not hold gets a did-you-mean on stderr (exit status 0).
+    A model whose toolcount-suite profile records toolCountTolerance N is offered
+    at most N tools: those needing the lowest tier first, then in file order.
     """
 
     if fmt is not None and as_json:
@@ -149,9 +164,14 @@ def gate(
     document = read_tools_document(tools_file)
     tiers = None if tiers_file is None else load_tier_map(tiers_file)
     hashes = _suite_hashes(suite)
-    result = gating.gate_tools(document.tools, model, ProfileStore(profiles), hashes, effort, tiers)  # type: ignore[arg-type]
+    data, label = _suite_view(profiles, suite)
+    result = gating.gate_tools(document.tools, model, data.for_suite(label), hashes, effort, tiers)  # type: ignore[arg-type]
+    for line in unknown_model_lines(data, model, label):
+        click.echo(f"note: {line}", err=True)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
+    if explain:
+        click.echo(f"profiles of suite {label} in {profiles}", err=True)
     for line in gating.explain(result) if explain else []:
         click.echo(line, err=True)
     if fmt is not None:

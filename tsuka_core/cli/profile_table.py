@@ -21,6 +21,7 @@ from tsuka_core.cli.display import percent
 from tsuka_core.cli.reliability_text import pass_hat_span
 from tsuka_core.engine.confidence import BORDERLINE
 from tsuka_core.engine.reliability import Reliability, stored_reliability
+from tsuka_core.storage.profile import Profile
 from tsuka_core.storage.profile_confidence import ABSENT, StoredConfidence, borderline_advice, stored_confidence
 from tsuka_core.storage.store import StoreData
 from tsuka_core.terms import CATEGORIES
@@ -68,9 +69,9 @@ def suite_text(value: object) -> str:
     return value if isinstance(value, str) else "?"
 
 
-def _score(scores: object, category: str) -> str:
-    value = scores.get(category) if isinstance(scores, Mapping) else None
-    return percent(value) if isinstance(value, int | float) and not isinstance(value, bool) else "?"
+def _score(profile: Profile, category: str) -> str:
+    value = (profile.scores or {}).get(category)
+    return "?" if value is None else percent(value)
 
 
 def _lines(first: str | Text, *more: str | Text) -> Text:
@@ -86,9 +87,9 @@ def _lines(first: str | Text, *more: str | Text) -> Text:
     return cell
 
 
-def _category_cell(scores: object, category: str, interval: str, sure: Reliability | None) -> Text:
+def _category_cell(profile: Profile, category: str, interval: str, sure: Reliability | None) -> Text:
     """The score, its interval, and with repeats its pass^1 and pass^n."""
-    return _lines(_score(scores, category), interval, pass_hat_span(sure, category) if sure is not None else "")
+    return _lines(_score(profile, category), interval, pass_hat_span(sure, category) if sure is not None else "")
 
 
 @dataclass
@@ -96,7 +97,7 @@ class ProfileTable:
     """The rows of the store's profiles, and whether any was marked borderline."""
 
     data: StoreData
-    judge: Callable[[object], tuple[bool, str]]
+    judge: Callable[[Profile], tuple[bool, str]]
     """A profile's validity and the reason it is stale."""
     title: str
     table: Table = field(init=False)
@@ -111,27 +112,28 @@ class ProfileTable:
         for header in _HEADERS[1:]:
             self.table.add_column(header)
 
-    def add(self, key: str, entry: object) -> None:
-        """One row for the profile stored under ``key``."""
-        get: Callable[[str], Any] = entry.get if isinstance(entry, dict) else (lambda _k: None)
-        model, effort = get("model"), get("reasoningEffort")
-        recommended = " *" if self.data.recommendations.get(str(model)) == effort else ""
+    def add(self, key: str, entry: Profile, recommendations: Mapping[str, Any] | None = None) -> None:
+        """One row for the profile stored under ``key``; a value of the wrong kind is shown as found, or ``?``.
+
+        ``recommendations`` are those of the profile's suite (default: the store's default suite's).
+        """
+        get = entry.found
+        recommended_efforts = self.data.recommendations if recommendations is None else recommendations
+        recommended = " *" if recommended_efforts.get(str(get("model"))) == get("reasoningEffort") else ""
         found = stored_confidence(entry)
         valid, reason = self.judge(entry)
-        scores = get("scores")
-        sure = stored_reliability(entry)
+        sure = stored_reliability({"passHatK": get("passHatK"), "flakyTests": get("flakyTests") or []})
         self.table.add_row(
             _lines(f"{key}{recommended}", suite_text(get("suite"))),
             _lines(str(get("tier")), confidence_text(found)),
-            *(_category_cell(scores, c, interval_text(found.intervals[c]), sure) for c in CATEGORIES),
+            *(_category_cell(entry, c, interval_text(found.intervals[c]), sure) for c in CATEGORIES),
             Text(str(get("tokensPerSecond"))),
             _lines(Text("valid", style="green") if valid else Text(reason, style="yellow"), str(get("testedAt"))),
         )
         self.shown += 1
         if found.borderline:
             self.borderline = True
-            runs = get("repeats")
-            self.repeats = max(self.repeats, runs if isinstance(runs, int) and not isinstance(runs, bool) else 1)
+            self.repeats = max(self.repeats, entry.repeats or 1)
 
     def legend(self) -> list[str]:
         """The lines under the table: what ``*`` marks, and what ``!`` marks when a row has it."""

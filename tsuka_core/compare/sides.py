@@ -10,18 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 from tsuka_core.compare.model import SideInfo, TestStatus
 from tsuka_core.errors import StoreError, SuiteError, UsageError
 from tsuka_core.judge.scoring import mean_score
 from tsuka_core.storage.history_query import StoredLevel, StoredTest, StoredTestRuns, is_run_ref, load_run
-from tsuka_core.storage.store import BENCHMARK_VERSION, ProfileStore, profile_key
+from tsuka_core.storage.profile import Profile, StoredTestResult
+from tsuka_core.storage.store import BENCHMARK_VERSION, ProfileStore, StoreData, profile_key
 from tsuka_core.suite.identity import SuiteHashes, suite_label
 
 __all__ = ["Side", "SideCheck", "SideLevel", "SideTest", "load_side", "suite_weights"]
 
-Weights = Callable[[Mapping[str, Any]], Mapping[str, float] | None]
+Weights = Callable[[Profile], Mapping[str, float] | None]
 """The test weights of the suite a profile was measured with, or None when that suite is not at hand."""
 
 
@@ -135,32 +136,40 @@ def _checks(runs: Sequence[StoredTest]) -> tuple[SideCheck, ...]:
 
 
 def _profile_side(ref: str, store: Path, weights: Weights) -> Side:
-    data = ProfileStore(store).read()
+    data = _holding(ProfileStore(store).read(), ref)
     key = _profile_key(ref, store, data.profiles, data.recommendations)
     profile = data.profiles.get(key)
-    if not isinstance(profile, Mapping) or not isinstance(profile.get("tier"), str):
+    if profile is None or not profile.is_profile:
         raise UsageError(f"no profile {key!r} in {store} ('tsuka profiles' lists them)")
-    suite = profile.get("suite")
-    info = SideInfo(
-        "profile",
-        ref,
-        f"profile {key}",
-        str(profile.get("testsHash") or ""),
-        suite if isinstance(suite, str) else "",
-        str(profile.get("testedAt") or ""),
-    )
+    stored_hash, tested_at = str(profile.found("testsHash") or ""), str(profile.found("testedAt") or "")
+    info = SideInfo("profile", ref, f"profile {key}", stored_hash, profile.suite or "", tested_at)
     notes: list[str] = []
-    if profile.get("benchmarkVersion") != BENCHMARK_VERSION:
-        notes.append(f"{info.label} was measured by benchmark version {profile.get('benchmarkVersion')}")
+    if profile.benchmark_version != BENCHMARK_VERSION:
+        notes.append(f"{info.label} was measured by benchmark version {profile.found('benchmarkVersion')}")
     known = weights(profile)
     if known is None:
         notes.append(f"{info.label}: its suite is not at hand, so each test weighs 1 in the noise test")
     tests = tuple(_profile_test(entry, i, key, store, known or {}) for i, entry in _entries(profile, key, store))
-    level = SideLevel(key, str(profile["tier"]), _scores(profile.get("scores")), tests)
+    scores = {c: float(s) for c, s in (profile.scores or {}).items()}
+    level = SideLevel(key, profile.tier or "", scores, tests)
     return Side(info, (level,), tuple(notes))
 
 
-def _profile_key(ref: str, store: Path, profiles: Mapping[str, Any], recommendations: Mapping[str, Any]) -> str:
+def _holding(data: StoreData, ref: str) -> StoreData:
+    """The suite view holding ``ref`` (``MODEL@EFFORT`` or ``MODEL``): the default one, else the latest measured."""
+    holding = [view for view in data.by_suite() if ref in view.profiles or ref in view.recommendations]
+    if not holding or holding[0] is data:
+        return data
+
+    def measured_at(view: StoreData) -> str:
+        effort = view.recommendations.get(ref)
+        profile = view.profiles.get(ref) or view.profiles.get(profile_key(ref, str(effort)))
+        return (profile.tested_at if profile is not None else None) or ""
+
+    return max(holding, key=measured_at)
+
+
+def _profile_key(ref: str, store: Path, profiles: Mapping[str, Profile], recommendations: Mapping[str, Any]) -> str:
     """``ref`` itself when it names a profile, else the key of that model's recommended effort."""
     if ref in profiles or "@" in ref:
         return ref
@@ -173,47 +182,32 @@ def _profile_key(ref: str, store: Path, profiles: Mapping[str, Any], recommendat
     raise UsageError(f"no run or profile {ref!r}: a run is a number, 'last' or 'last~N'; a profile is MODEL@EFFORT")
 
 
-def _entries(profile: Mapping[str, Any], key: str, store: Path) -> list[tuple[int, Mapping[str, Any]]]:
-    results = profile.get("testResults")
-    if not isinstance(results, list):
+def _entries(profile: Profile, key: str, store: Path) -> list[tuple[int, StoredTestResult]]:
+    if profile.test_results is None:
         raise StoreError(f"{store}: profile {key}: testResults is not a list; it cannot be compared")
-    return list(enumerate(results))
+    return list(enumerate(profile.test_results))
 
 
-def _profile_test(entry: object, index: int, key: str, store: Path, weights: Mapping[str, float]) -> SideTest:
+def _profile_test(entry: StoredTestResult, index: int, key: str, store: Path, weights: Mapping[str, float]) -> SideTest:
     where = f"{store}: profile {key}: testResults[{index}]"
-    if not isinstance(entry, Mapping):
+    if not entry.is_object:
         raise StoreError(f"{where} is not an object; it cannot be compared")
-    name, category, score = entry.get("name"), entry.get("category"), entry.get("score")
-    if not isinstance(name, str) or not isinstance(category, str) or not _number(score):
+    if entry.name is None or entry.category is None or not entry.usable:
         raise StoreError(f"{where} needs a name, a category and a numeric score; it cannot be compared")
-    runs = entry.get("runs")
-    scores = tuple(float(r) for r in runs) if isinstance(runs, list) and runs and all(map(_number, runs)) else None
-    scores = scores or (float(score),)
+    scores = entry.run_scores
     status: TestStatus = "pass" if all(r >= 1.0 for r in scores) else "fail"
-    return SideTest(name, category, float(weights.get(name, 1.0)), scores, status)
+    return SideTest(entry.name, entry.category, float(weights.get(entry.name, 1.0)), scores, status)
 
 
-def _number(value: object) -> TypeGuard[float]:
-    """A JSON number (``true`` is not one)."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _scores(scores: object) -> dict[str, float]:
-    if not isinstance(scores, Mapping):
-        return {}
-    return {str(c): float(s) for c, s in scores.items() if _number(s)}
-
-
-def suite_weights(profile: Mapping[str, Any]) -> Mapping[str, float] | None:
+def suite_weights(profile: Profile) -> Mapping[str, float] | None:
     """The test weights of the suite ``profile`` names (else the installed one), when its hash is the profile's."""
     from tsuka_core.suite.loading import load_suite
 
     hashes = SuiteHashes()
     try:
-        if hashes(profile) != profile.get("testsHash"):
+        if hashes(profile.suite) != profile.tests_hash:
             return None
-        suite = load_suite(hashes.folder(profile))
+        suite = load_suite(hashes.folder(profile.suite))
     except (SuiteError, OSError):
         return None
     return {test.name: test.weight for test in suite.tests}

@@ -11,7 +11,8 @@ from tsuka_core.errors import UsageError
 from tsuka_core.gating.tiermap import TierMap
 from tsuka_core.gating.toolnames import check_tool_names, raw_tool_name
 from tsuka_core.judge.scoring import tier_rank
-from tsuka_core.storage.store import ProfileStore, StoreData, profile_key, profile_status
+from tsuka_core.storage.profile import Profile
+from tsuka_core.storage.store import ProfileStore, StoreData, profile_key
 from tsuka_core.terms import EFFORTS, PROFILES_ENV, TIERS, Effort, Tier
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ def gate_tools(
     tools: Sequence[Any],
     model: str,
     store: StoreData | ProfileStore,
-    suite_hash: str | Callable[[Mapping[str, Any]], str],
+    suite_hash: str | Callable[[str | None], str],
     effort: Effort | None = None,
     tiers: TierMap | None = None,
 ) -> GateResult:
@@ -134,15 +135,15 @@ def gate_tools(
     ones needing the lowest tier first, then in the given order.
     The effort is ``effort`` when given, else the model's stored recommendation. Without a valid profile
     the model counts as ``small``; its name is never used to guess a tier. ``suite_hash`` is the hash the
-    profile must carry, or a function giving it for the profile (``storage.suites.SuiteHashes``: the suite
-    the profile was measured with). A tool without a valid name (``storage.toolnames``) is a UsageError.
+    profile must carry, or a function giving it for the suite the profile names (``suite.identity.SuiteHashes``:
+    the suite the profile was measured with). A tool without a valid name (``gating.toolnames``) is a UsageError.
     """
     names = check_tool_names(tools)
     data = store.read() if isinstance(store, ProfileStore) else store
     used, source = _resolve_effort(data, model, effort)
-    profiled, status = _profile(data, model, used, suite_hash)
-    profile = data.profiles[profile_key(model, used)] if profiled and used else {}
-    tier: Tier = profile["tier"] if profile else "small"
+    profile, status = _profile(data, model, used, suite_hash)
+    profiled = profile is not None
+    tier: Tier = profile.tier if profile is not None and profile.tier is not None else "small"
     subject = model if used is None else profile_key(model, used)
     standing = tier if profiled else "unprofiled (treated as small)"
     notes = [] if profiled else [f"{subject} is unprofiled ({status}); treated as small"]
@@ -159,7 +160,7 @@ def gate_tools(
             visible.append(tool)
         else:
             hidden.append(HiddenTool(name, needed, f"{name} needs tier {needed}; {subject} is {standing}"))
-    limit = tool_count_tolerance(profile)
+    limit = _tolerance(data, subject, profile, suite_hash)
     if limit is not None and len(visible) > limit:
         visible, decisions = _within_tolerance(visible, decisions, limit, subject, hidden)
         notes.append(f"{subject} keeps at most {limit} tools (its toolCountTolerance): {len(hidden)} hidden in all")
@@ -168,10 +169,33 @@ def gate_tools(
     )
 
 
-def tool_count_tolerance(profile: Mapping[str, Any]) -> int | None:
+def tool_count_tolerance(profile: Profile | Mapping[str, Any] | None) -> int | None:
     """The profile's ``toolCountTolerance`` when it is a whole number of at least 1; None otherwise."""
-    value = profile.get("toolCountTolerance")
+    if profile is None:
+        return None
+    value = profile.get("toolCountTolerance") if isinstance(profile, Mapping) else profile.found("toolCountTolerance")
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+TOOLCOUNT_SUITE = "toolcount"
+"""The suite whose profiles hold a model's ``toolCountTolerance`` beside its tier from another suite."""
+
+
+def _tolerance(
+    data: StoreData, key: str, profile: Profile | None, suite_hash: str | Callable[[str | None], str]
+) -> int | None:
+    """The tolerance of the valid profile, else of the same ``model@effort`` measured with the toolcount suite."""
+    if profile is None:
+        return None
+    own = tool_count_tolerance(profile)
+    if own is not None:
+        return own
+    measured = data.for_suite(TOOLCOUNT_SUITE).profiles.get(key)
+    if measured is None or measured.tier is None:
+        return None
+    if callable(suite_hash) and not measured.status(suite_hash(measured.suite))[0]:
+        return None  # measured with toolcount tests that have changed since
+    return tool_count_tolerance(measured)
 
 
 def _within_tolerance(
@@ -204,7 +228,8 @@ def allowed_tools(
     A profile with a ``toolCountTolerance`` keeps at most that many (lowest required tier first, then order).
     A tool is an OpenAI tool schema, an MCP tool, an object with ``.name`` (a LangChain tool) or a bare
     name; the same objects come back. ``tiers`` maps names or fnmatch globs to tiers (a mapping, or a
-    JSON or TOML file). Without a valid profile at that effort the model counts as ``small``. The store is
+    JSON or TOML file). The profiles of ``suite`` count (default: the default suite's). Without a valid
+    profile at that effort the model counts as ``small``. The store is
     ``profiles``, else the one ``TSUKA_PROFILES`` names, else ``models_profile.json`` here, as for the commands.
     A tool whose name no tool API accepts (``storage.toolnames``) is a UsageError, never passed through.
     """
@@ -212,15 +237,15 @@ def allowed_tools(
     from pathlib import Path
 
     from tsuka_core.gating.tiermap import load_tier_map
-    from tsuka_core.suite.identity import SuiteHashes
+    from tsuka_core.suite.identity import DEFAULT_SUITE, SuiteHashes, suite_label
 
     tier_map = (
         None if tiers is None else TierMap.parse(tiers) if isinstance(tiers, Mapping) else load_tier_map(Path(tiers))
     )
     hashes = SuiteHashes(None if suite is None else Path(suite))
     path = Path(profiles) if profiles is not None else Path(os.environ.get(PROFILES_ENV, "models_profile.json"))
-    store = ProfileStore(path)
-    result = gate_tools(tools, model, store, hashes, effort, tier_map)
+    label = DEFAULT_SUITE if suite is None else suite_label(Path(suite))
+    result = gate_tools(tools, model, ProfileStore(path).read().for_suite(label), hashes, effort, tier_map)
     return list(result.visible)
 
 
@@ -235,16 +260,17 @@ def _resolve_effort(data: StoreData, model: str, effort: str | None) -> tuple[Ef
 
 
 def _profile(
-    data: StoreData, model: str, effort: Effort | None, suite_hash: str | Callable[[Mapping[str, Any]], str]
-) -> tuple[bool, str]:
+    data: StoreData, model: str, effort: Effort | None, suite_hash: str | Callable[[str | None], str]
+) -> tuple[Profile | None, str]:
+    """The valid profile of ``model`` at ``effort`` and ``valid``, or None and why there is none."""
     if effort is None:
-        return False, f"no effort given and no recommendation stored for {model}"
+        return None, f"no effort given and no recommendation stored for {model}"
     key = profile_key(model, effort)
-    if key not in data.profiles:
-        return False, f"no profile stored for {key}"
-    profile = data.profiles[key]
-    wanted = suite_hash if isinstance(suite_hash, str) else suite_hash(profile)
-    return profile_status(profile, wanted)
+    profile = data.profiles.get(key)
+    if profile is None:
+        return None, f"no profile stored for {key}"
+    valid, status = profile.status(suite_hash if isinstance(suite_hash, str) else suite_hash(profile.suite))
+    return (profile if valid else None), status
 
 
 _EFFORT_SOURCES = {"explicit": "effort given", "recommendation": "recommended effort", "none": "no effort"}

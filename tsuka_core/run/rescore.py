@@ -27,9 +27,11 @@ from tsuka_core.engine.results import LevelResult, TestResult
 from tsuka_core.engine.runner import run_test
 from tsuka_core.engine.sweep import level_result
 from tsuka_core.errors import RequestError
+from tsuka_core.run.profiles import profile_from_level, recommend
 from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredTest, load_run
 from tsuka_core.storage.recorder import RunInfo, RunRecorder
-from tsuka_core.storage.store import ProfileStore, profile_from_level, profile_key, recommend
+from tsuka_core.storage.store import ProfileStore, profile_key
+from tsuka_core.storage.suite_sections import suite_of
 from tsuka_core.suite.model import Suite, Test
 from tsuka_core.terms import Effort
 
@@ -206,7 +208,7 @@ def _store(result: RescoreResult, store: ProfileStore, history: Path) -> None:
         best = recommend(levels)
         if best:
             result.recommendations[model] = best
-    store.update(result.profiles, result.recommendations)
+    store.update(result.profiles, result.recommendations, suite_of(next(iter(result.profiles.values()), None)))
     result.history_run = _record(result, history, by_model, endpoints)
 
 

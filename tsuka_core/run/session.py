@@ -18,9 +18,11 @@ from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, 
 from tsuka_core.engine.sweep import ModelSweep, SweepObserver, sweep_models
 from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.plugins.registry import Registry
+from tsuka_core.run.profiles import profile_from_level, recommend
 from tsuka_core.storage.cache import cache_stats, served_from_cache, with_cache
 from tsuka_core.storage.recorder import RunInfo, RunRecorder, safe_options
-from tsuka_core.storage.store import ProfileStore, profile_from_level, profile_key, recommend
+from tsuka_core.storage.store import ProfileStore, profile_key
+from tsuka_core.storage.suite_sections import suite_of
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import EFFORTS, Effort
 
@@ -323,6 +325,6 @@ def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport, opti
     best = recommend(complete)
     recommendations = {name: best} if best else {}
     if profiles or recommendations:
-        store.update(profiles, recommendations)
+        store.update(profiles, recommendations, suite_of(next(iter(profiles.values()), None)))
     report.profiles.update(profiles)
     report.recommendations.update(recommendations)

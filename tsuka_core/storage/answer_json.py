@@ -5,64 +5,166 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Annotated, Any
 
-from tsuka_core.backends.base import ChatResponse
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
+from pydantic.alias_generators import to_camel
+
+from tsuka_core.backends.base import ChatResponse, SpeedSource
 from tsuka_core.backends.plausible import MAX_MILLIS, millis, token_count
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.textsafe import scrub, scrub_text
 
-__all__ = ["MAX_ANSWER_BYTES", "bounded_response_json", "response_from_json", "response_to_json"]
+__all__ = [
+    "MAX_ANSWER_BYTES",
+    "StoredAnswer",
+    "StoredToolCall",
+    "bounded_response_json",
+    "response_from_json",
+    "response_to_json",
+]
 
 MAX_ANSWER_BYTES = 1024 * 1024
 """The most the history stores of one answer; a larger one is cut, and marked ``cut``."""
 
+Number = StrictInt | StrictFloat
+"""A JSON number: ``true`` is not one."""
+
+
+def _completion_tokens(value: Any) -> int:
+    count = token_count(value)
+    if count is None:
+        raise ValueError("is not a token count")
+    return count
+
+
+def _a_time(value: float | None) -> float | None:
+    if value is not None and millis(value) is None:
+        raise ValueError(f"holds {value:.6g}, not a time in milliseconds")
+    return value
+
+
+def _seconds(value: float) -> float:
+    if millis(value * 1000) is None:
+        raise ValueError(f"holds {value:.6g}, not a time from 0 to {MAX_MILLIS / 1000:g} seconds")
+    return value
+
+
+Millis = Annotated[Number | None, AfterValidator(_a_time)]
+"""A time in milliseconds a run could have measured: finite, from 0 to :data:`MAX_MILLIS`."""
+
+
+class _Stored(BaseModel):
+    model_config = ConfigDict(
+        frozen=True, alias_generator=to_camel, populate_by_name=True, extra="ignore", use_attribute_docstrings=True
+    )
+
+
+class StoredToolCall(_Stored):
+    """One tool call of a stored answer."""
+
+    id: StrictStr
+    name: StrictStr
+    arguments: Any = None
+    """The parsed arguments, any JSON value."""
+    problem: StrictStr | None = None
+    """Why the arguments are not a usable JSON object, or None."""
+    raw: dict[str, Any] = Field(default_factory=dict)
+    """The call as the server sent it."""
+    repaired: StrictBool | None = None
+    """True when the model's arguments were not valid JSON and ``arguments`` is their repair; None: not recorded."""
+
+    def to_call(self) -> ToolCall:
+        """The tool call as the judge sees it."""
+        call = ToolCall(self.id, self.name, self.arguments, self.problem, self.raw, bool(self.repaired))
+        if self.repaired is None and call.arguments_problem is None and call.raw_arguments is not None:
+            # Written before "repaired" was kept: the arguments were repaired when the model's string is not JSON.
+            return replace(call, repaired=not _is_json(call.raw_arguments))
+        return call
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return not text.strip()  # an empty string reads as {}
+    return True
+
+
+class StoredAnswer(_Stored):
+    """Everything of an answer needed to judge it again, under the camelCase names the history stores."""
+
+    text: StrictStr
+    content: StrictStr | None = None
+    reasoning: StrictStr | None = None
+    """The reasoning the server sent apart from the answer."""
+    tool_calls: list[StoredToolCall] = Field(default_factory=list)
+    prompt_tokens: Annotated[int | None, BeforeValidator(token_count)] = None
+    completion_tokens: Annotated[int, BeforeValidator(_completion_tokens)] = 0
+    usage_estimated: Annotated[StrictBool, BeforeValidator(bool)] = False
+    """True when the token counts were estimated, not reported."""
+    duration: Annotated[Number, AfterValidator(_seconds)] = 0.0
+    """Seconds the answer took."""
+    generation_ms: Millis = None
+    generated_tokens: StrictInt | None = None
+    prompt_ms: Millis = None
+    prompt_processed: StrictInt | None = None
+    first_token_ms: Millis = None
+    speed_source: SpeedSource | None = None
+    """Where the speed was measured: server, stream or wall (the default)."""
+    reasoning_tokens: StrictInt | None = None
+    finish_reason: StrictStr | None = None
+
+
+_MEASURED = (
+    "generation_ms",
+    "generated_tokens",
+    "prompt_ms",
+    "prompt_processed",
+    "first_token_ms",
+    "speed_source",
+    "reasoning_tokens",
+    "finish_reason",
+)
+"""An answer's timings and counts as the server reported them: stored only when known."""
+
 
 def response_to_json(response: ChatResponse) -> dict[str, Any]:
     """Everything of an answer needed to judge it again: text, content, reasoning apart, tool calls, usage, time."""
-    return {
+    calls = [
+        {
+            "id": c.id,
+            "name": c.name,
+            "arguments": c.arguments,
+            "problem": c.arguments_problem,
+            "raw": dict(c.raw),
+            **({"repaired": True} if c.repaired else {}),
+        }
+        for c in response.tool_calls
+    ]
+    fields = {
         "text": response.text,
         "content": response.content,
         "reasoning": response.reasoning,
-        "toolCalls": [_call_json(c) for c in response.tool_calls],
-        "promptTokens": response.prompt_tokens,
-        "completionTokens": response.completion_tokens,
-        "usageEstimated": response.usage_estimated,
+        "tool_calls": calls,
+        "prompt_tokens": response.prompt_tokens,
+        "completion_tokens": response.completion_tokens,
+        "usage_estimated": response.usage_estimated,
         "duration": response.duration,
-        **{name: value for name, (field, _) in _MEASURED.items() if (value := getattr(response, field)) is not None},
+        **{name: value for name in _MEASURED if (value := getattr(response, name)) is not None},
     }
-
-
-def _call_json(call: ToolCall) -> dict[str, Any]:
-    """A call: the arguments as read, the server's entry (``raw``, the arguments as the model wrote them)."""
-    data = {"id": call.id, "name": call.name, "arguments": call.arguments, "problem": call.arguments_problem}
-    return {**data, "raw": dict(call.raw), **({"repaired": True} if call.repaired else {})}
-
-
-_MILLIS = (int, float)
-_MEASURED: dict[str, tuple[str, Any]] = {
-    "generationMs": ("generation_ms", _MILLIS),
-    "generatedTokens": ("generated_tokens", int),
-    "promptMs": ("prompt_ms", _MILLIS),
-    "promptProcessed": ("prompt_processed", int),
-    "firstTokenMs": ("first_token_ms", _MILLIS),
-    "speedSource": ("speed_source", str),
-    "reasoningTokens": ("reasoning_tokens", int),
-    "finishReason": ("finish_reason", str),
-}
-"""An answer's timings and counts as the server reported them: JSON name, ChatResponse field and JSON type."""
-_SPEED_SOURCES = ("server", "stream", "wall")
-
-
-def _measured(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The timing and count fields present in ``data``, checked; ValueError for one that is not what was written."""
-    found = {field: _typed(data, name, kind) for name, (field, kind) in _MEASURED.items() if data.get(name) is not None}
-    for field in ("generation_ms", "prompt_ms", "first_token_ms"):
-        if field in found and millis(found[field]) is None:
-            raise ValueError(f"{field} holds {found[field]:.6g}, not a time in milliseconds")
-    if found.get("speed_source", "wall") not in _SPEED_SOURCES:
-        raise ValueError("'speedSource' is not one of server, stream, wall")
-    return found
+    return {StoredAnswer.model_fields[name].alias or name: value for name, value in fields.items()}
 
 
 def bounded_response_json(response: ChatResponse, limit: int = MAX_ANSWER_BYTES) -> tuple[str, bool]:
@@ -117,65 +219,35 @@ def response_from_json(data: Mapping[str, Any]) -> ChatResponse:
 
     Raises ValueError when a field does not hold what ``response_to_json`` writes (a file changed by hand).
     """
-    data = scrub(dict(data))
-    calls = tuple(_call(c) for c in _typed(data, "toolCalls", list, []))
-    completion = token_count(data.get("completionTokens", 0))
-    if completion is None:
-        raise ValueError("completionTokens is not a token count")
-    return ChatResponse(
-        text=_typed(data, "text", str),
-        tool_calls=calls,
-        content=_typed(data, "content", str | None, None),
-        reasoning=_typed(data, "reasoning", str | None, None),
-        prompt_tokens=token_count(data.get("promptTokens")),
-        completion_tokens=completion,
-        usage_estimated=bool(data.get("usageEstimated", False)),
-        duration=_seconds(_typed(data, "duration", int | float, 0.0)),
-        **_measured(data),
-    )
-
-
-def _seconds(value: float) -> float:
-    if millis(value * 1000) is None:
-        raise ValueError(f"duration holds {value:.6g}, not a time from 0 to {MAX_MILLIS / 1000:g} seconds")
-    return float(value)
-
-
-def _call(data: Any) -> ToolCall:
-    if not isinstance(data, dict):
-        raise ValueError("a tool call is not a JSON object")
-    call = ToolCall(
-        id=_typed(data, "id", str),
-        name=_typed(data, "name", str),
-        arguments=data.get("arguments"),
-        arguments_problem=_typed(data, "problem", str | None, None),
-        raw=_typed(data, "raw", dict, {}),
-        repaired=_typed(data, "repaired", bool, False),
-    )
-    if "repaired" not in data and call.arguments_problem is None and call.raw_arguments is not None:
-        # Written before "repaired" was kept: the arguments were repaired when the model's string is not JSON.
-        return replace(call, repaired=not _is_json(call.raw_arguments))
-    return call
-
-
-def _is_json(text: str) -> bool:
     try:
-        json.loads(text)
-    except (ValueError, RecursionError):
-        return not text.strip()  # an empty string reads as {}
-    return True
+        stored = StoredAnswer.model_validate(scrub(dict(data)), by_alias=True, by_name=False)
+    except ValidationError as exc:
+        raise ValueError(_first_problem(exc)) from None
+    measured = {name: value for name in _MEASURED if (value := getattr(stored, name)) is not None}
+    return ChatResponse(
+        text=stored.text,
+        tool_calls=tuple(call.to_call() for call in stored.tool_calls),
+        content=stored.content,
+        reasoning=stored.reasoning,
+        prompt_tokens=stored.prompt_tokens,
+        completion_tokens=stored.completion_tokens,
+        usage_estimated=stored.usage_estimated,
+        duration=float(stored.duration),
+        **measured,
+    )
 
 
-_REQUIRED = object()
+_UNION_TAGS = frozenset({"int", "float", "str", "bool", "none"})
+"""The names pydantic puts in an error's location for the member of a union that was tried."""
 
 
-def _typed(data: Mapping[str, Any], key: str, kind: Any, default: Any = _REQUIRED) -> Any:
-    """``data[key]`` when it is of ``kind`` (``default`` when absent, if given); ValueError otherwise."""
-    if key not in data:
-        if default is _REQUIRED:
-            raise ValueError(f"{key!r} is missing")
-        return default
-    value = data[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ValueError(f"{key!r} holds {type(value).__name__}, not what was written")
-    return value
+def _first_problem(exc: ValidationError) -> str:
+    """The first field that is not what was written, as one line: ``'toolCalls[0].id' is missing``."""
+    error = exc.errors()[0]
+    parts = [p for p in error["loc"] if not (isinstance(p, str) and (p in _UNION_TAGS or "[" in p))]
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".") or "the answer"
+    where = f"'{where}'"
+    if error["type"] == "missing":
+        return f"{where} is missing"
+    found = type(error["input"]).__name__
+    return f"{where} holds {found}, not what was written ({error['msg'].removeprefix('Value error, ')})"

@@ -8,12 +8,12 @@ but malformed (not a number from 0 to 1, not a pair ``[lo, hi]`` with
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from tsuka_core.engine.confidence import BORDERLINE
+from tsuka_core.engine.results import BORDERLINE
+from tsuka_core.storage.profile import Profile
 from tsuka_core.terms import CATEGORIES, Category
 
 __all__ = ["ABSENT", "UNKNOWN", "Missing", "StoredConfidence", "borderline_advice", "stored_confidence"]
@@ -45,41 +45,24 @@ class StoredConfidence:
         return isinstance(self.tier_confidence, float) and self.tier_confidence < BORDERLINE
 
 
-def _share(value: object) -> float | None:
-    """``value`` as a number from 0 to 1, or None (booleans, strings, NaN, infinities, out of range)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) and 0.0 <= number <= 1.0 else None
-
-
-def _pair(value: object) -> tuple[float, float] | Missing:
-    if not isinstance(value, list | tuple) or len(value) != 2:
-        return UNKNOWN
-    low, high = _share(value[0]), _share(value[1])
-    if low is None or high is None or low > high:
-        return UNKNOWN
-    return low, high
-
-
-def _intervals(value: object) -> dict[Category, tuple[float, float] | Missing]:
-    if value is None:
-        return dict.fromkeys(CATEGORIES, ABSENT)
-    if not isinstance(value, Mapping):
-        return dict.fromkeys(CATEGORIES, UNKNOWN)
-    return {c: _pair(value[c]) if c in value else ABSENT for c in CATEGORIES}
-
-
-def stored_confidence(profile: object) -> StoredConfidence:
-    """What ``profile`` (any JSON value from the store) says of its tier confidence and intervals."""
-    if not isinstance(profile, Mapping):
-        return StoredConfidence(ABSENT, dict.fromkeys(CATEGORIES, ABSENT))
-    if "tierConfidence" in profile:
-        share = _share(profile["tierConfidence"])
-        confidence: float | Missing = UNKNOWN if share is None else share
+def stored_confidence(profile: Profile | object) -> StoredConfidence:
+    """What ``profile`` (parsed, or any JSON value from the store) says of its tier confidence and intervals."""
+    found = profile if isinstance(profile, Profile) else Profile.parse(profile)
+    if found.tier_confidence is not None:
+        confidence: float | Missing = float(found.tier_confidence)
     else:
-        confidence = ABSENT
-    return StoredConfidence(confidence, _intervals(profile.get("intervals")))
+        confidence = UNKNOWN if found.has("tierConfidence") else ABSENT
+    return StoredConfidence(confidence, _intervals(found))
+
+
+def _intervals(profile: Profile) -> dict[Category, tuple[float, float] | Missing]:
+    """Each category's interval: ABSENT without ``intervals`` (or with null), UNKNOWN when malformed."""
+    if "intervals" in profile.damaged:
+        return dict.fromkeys(CATEGORIES, UNKNOWN)
+    stored = profile.intervals
+    if stored is None:
+        return dict.fromkeys(CATEGORIES, ABSENT)
+    return {c: ABSENT if c not in stored else (stored[c] or UNKNOWN) for c in CATEGORIES}
 
 
 def borderline_advice(repeats: int) -> str:

@@ -7,25 +7,22 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
 
-from tsuka_core.engine.confidence import level_confidence
-from tsuka_core.engine.results import LevelResult
 from tsuka_core.errors import StoreError
 from tsuka_core.judge.jsontools import loads_strict
-from tsuka_core.judge.scoring import all_categories, tier_rank
 from tsuka_core.storage.files import check_store_link, read_regular_file
 from tsuka_core.storage.layout import dumps_store
-from tsuka_core.suite.identity import suite_label
-from tsuka_core.terms import EFFORTS, PROFILES_ENV, TIERS, Effort
-from tsuka_core.timestamps import format_tested_at
+from tsuka_core.storage.profile import BENCHMARK_VERSION, Profile
+from tsuka_core.storage.suite_sections import SUITE_PROFILES, SUITE_RECOMMENDATIONS, place, sections, upgrade
+from tsuka_core.suite.identity import DEFAULT_SUITE
+from tsuka_core.terms import EFFORTS, PROFILES_ENV, Effort
 
 __all__ = [
     "BENCHMARK_VERSION",
@@ -35,14 +32,9 @@ __all__ = [
     "StoreData",
     "default_store_path",
     "dumps_store",
-    "profile_from_level",
     "profile_key",
     "profile_status",
-    "recommend",
 ]
-
-BENCHMARK_VERSION = 5
-"""This engine's benchmark version; profiles of any other version are stale."""
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 """Seconds a write waits for another run's lock on the store."""
@@ -78,88 +70,12 @@ def default_store_path() -> Path:
 # --- profiles -------------------------------------------------------------------------------------------------------
 
 
-def profile_from_level(level: LevelResult, tested_at: datetime | None = None) -> dict[str, Any]:
-    """The stored profile of a complete level: TSUKA's fields in order, then this engine's own.
-
-    Raises ValueError for a level with errored tests (such a level is never stored) and for
-    ``level.extra`` keys that would replace a profile field.
-    """
-    if not level.complete:
-        raise ValueError(f"{profile_key(level.model, level.effort)} is incomplete and cannot be stored")
-    profile: dict[str, Any] = {
-        "model": level.model,
-        "provider": level.provider or level.backend,
-        "tier": level.tier,
-        "scores": dict(all_categories(level.scores)),
-        "tokensPerSecond": level.tokens_per_second,
-        "testedAt": format_tested_at(tested_at or datetime.now(UTC)),
-        "benchmarkVersion": BENCHMARK_VERSION,
-        "testsHash": level.suite_hash,
-        "testResults": _test_results(level),
-        "reasoningEffort": level.effort,
-        "avgCompletionTokens": level.avg_completion_tokens,
-    }
-    profile.update(_engine_fields(level))
-    clashes = sorted(set(level.extra) & set(profile))
-    if clashes:
-        raise ValueError(f"extra profile fields would replace standard ones: {', '.join(clashes)}")
-    profile.update(level.extra)
-    return profile
-
-
-def _test_results(level: LevelResult) -> list[dict[str, Any]]:
-    """``{name, category, score}`` per test; with repeats, the mean score, its ``spread`` and each run's score."""
-    entries: list[dict[str, Any]] = []
-    for group in level.per_test:
-        entry: dict[str, Any] = {"name": group.test.name, "category": group.test.category, "score": group.score}
-        if level.repeats > 1:
-            entry["spread"] = group.spread
-            entry["runs"] = group.scores
-        entries.append(entry)
-    return entries
-
-
-def _engine_fields(level: LevelResult) -> dict[str, Any]:
-    fields: dict[str, Any] = {"backend": level.backend, "effortApplied": level.effort_applied}
-    if level.suite_path:
-        fields["suite"] = suite_label(Path(level.suite_path))
-    if level.repeats > 1:
-        fields["repeats"] = level.repeats
-    if level.usage_estimated:
-        fields["usageEstimated"] = True
-    fields.update(level.measured)
-    fields.update(level_confidence(level).as_profile())
-    return fields
-
-
-def profile_status(profile: object, suite_hash: str) -> tuple[bool, str]:
-    """Whether a stored profile may be used with the suite hashed ``suite_hash``, and why not.
+def profile_status(profile: Profile | object, suite_hash: str) -> tuple[bool, str]:
+    """Whether a stored profile (parsed, or any JSON value) may be used with the suite hashed ``suite_hash``.
 
     ``(True, "valid")``; ``(False, "stale: ...")`` naming what differs; ``(False, "not a profile")``.
     """
-    if not isinstance(profile, Mapping) or profile.get("tier") not in TIERS:
-        return False, "not a profile"
-    reasons: list[str] = []
-    version = profile.get("benchmarkVersion")
-    if isinstance(version, bool) or version != BENCHMARK_VERSION:
-        shown = "missing" if version is None else json.dumps(version)
-        reasons.append(f"benchmarkVersion {shown}, this engine is {BENCHMARK_VERSION}")
-    stored_hash = profile.get("testsHash")
-    if stored_hash != suite_hash:
-        shown = "missing" if stored_hash is None else str(stored_hash)
-        reasons.append(f"suite changed (testsHash {shown}, suite now {suite_hash})")
-    if reasons:
-        return False, "stale: " + "; ".join(reasons)
-    return True, "valid"
-
-
-def recommend(levels: Sequence[LevelResult]) -> Effort | None:
-    """The cheapest complete level of this sweep that reaches the highest tier observed; None without any."""
-    complete = sorted((lv for lv in levels if lv.complete), key=lambda lv: EFFORTS.index(lv.effort))
-    if not complete:
-        return None
-    best = max(tier_rank(lv.tier) for lv in complete)
-    return next(lv.effort for lv in complete if tier_rank(lv.tier) == best)
+    return (profile if isinstance(profile, Profile) else Profile.parse(profile)).status(suite_hash)
 
 
 # --- the file -------------------------------------------------------------------------------------------------------
@@ -167,21 +83,58 @@ def recommend(levels: Sequence[LevelResult]) -> Effort | None:
 
 @dataclass(frozen=True)
 class StoreData:
-    """What the store file holds: profiles and recommendations in file order, and the whole top level as read."""
+    """One suite's profiles (parsed) and recommendations in file order, the other suites', and the file as read."""
 
-    profiles: dict[str, Any]
-    recommendations: dict[str, Any]
+    profiles: Mapping[str, Profile]
+    """Every entry of this suite's profiles, parsed; check one with :meth:`Profile.status` before trusting it."""
+    recommendations: Mapping[str, Any]
     raw: dict[str, Any]
-    """The top-level object; unknown keys are kept as they are on every write."""
+    """The top-level object; unknown keys (and every profile as stored) are kept as they are on every write."""
+    suite: str = DEFAULT_SUITE
+    """The suite these profiles were measured with: ``default``, a registered name or a folder."""
+    others: Mapping[str, StoreData] = field(default_factory=dict)
+    """The other suites' profiles, by suite (only on the default suite's view)."""
+
+    @classmethod
+    def from_raw(cls, raw: Mapping[str, Any]) -> StoreData:
+        """The store holding ``raw`` (its parts checked as objects), read as :func:`upgrade` would leave it."""
+        found = sections(_upgraded(raw))
+        views = {
+            suite: cls({str(k): Profile.parse(v) for k, v in profiles.items()}, recs, dict(raw), suite)
+            for suite, (profiles, recs) in found.items()
+        }
+        default = views.pop(DEFAULT_SUITE)
+        return cls(default.profiles, default.recommendations, dict(raw), DEFAULT_SUITE, views)
+
+    def for_suite(self, suite: str) -> StoreData:
+        """The profiles and recommendations of ``suite`` (empty when the store holds none)."""
+        if suite == self.suite:
+            return self
+        return self.others.get(suite) or StoreData({}, {}, self.raw, suite)
+
+    def by_suite(self) -> list[StoreData]:
+        """Each suite's view, this one first."""
+        return [self, *self.others.values()]
 
     def recommendation(self, model: str) -> Effort | None:
         """The stored recommended effort of ``model``; None when absent or not a known level."""
         effort = self.recommendations.get(model)
         return next((e for e in EFFORTS if e == effort), None)
 
-    def profile(self, model: str, effort: str) -> Any:
-        """The entry under ``model@effort`` as stored (check it with :func:`profile_status`); None if absent."""
+    def profile(self, model: str, effort: str) -> Profile | None:
+        """The entry under ``model@effort`` (check it with :meth:`Profile.status`); None if absent."""
         return self.profiles.get(profile_key(model, effort))
+
+
+def _upgraded(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``raw`` with other suites' profiles moved out of ``profiles``; ``raw`` is left as it is."""
+    copy = dict(raw)
+    copy["profiles"] = dict(raw.get("profiles", {}))
+    copy[SUITE_PROFILES] = {suite: dict(part) for suite, part in raw.get(SUITE_PROFILES, {}).items()}
+    copy["recommendations"] = dict(raw.get("recommendations", {}))
+    copy[SUITE_RECOMMENDATIONS] = {suite: dict(part) for suite, part in raw.get(SUITE_RECOMMENDATIONS, {}).items()}
+    upgrade(copy)
+    return copy
 
 
 class ProfileStore:
@@ -207,8 +160,16 @@ class ProfileStore:
         """The store's contents; an empty store when the file does not exist."""
         return _view(self._load(), self.path)
 
-    def update(self, profiles: Mapping[str, Mapping[str, Any]], recommendations: Mapping[str, str]) -> None:
-        """Put ``profiles`` and ``recommendations`` in the store, keeping every other entry and the key order.
+    def update(
+        self,
+        profiles: Mapping[str, Mapping[str, Any]],
+        recommendations: Mapping[str, str],
+        suite: str = DEFAULT_SUITE,
+    ) -> None:
+        """Put ``profiles`` and ``suite``'s ``recommendations`` in the store, keeping every other entry and the order.
+
+        Each profile goes under the suite it names (:mod:`~tsuka_core.storage.suite_sections`); a store
+        written before profiles were kept per suite is upgraded on the way.
 
         Raises StoreError, with nothing written, when the file is not a valid store, the lock cannot be
         taken within ``lock_timeout`` seconds, or the folder cannot be written.
@@ -219,8 +180,8 @@ class ProfileStore:
             raw = self._load() or {}
             check_store_link(self.path, raw if self._target.exists() else None)
             _view(raw, self.path)
-            raw.setdefault("profiles", {}).update(profiles)
-            raw.setdefault("recommendations", {}).update(recommendations)
+            upgrade(raw)
+            place(raw, profiles, recommendations, suite)
             self._write(dumps_store(raw))
 
     def check_writable(self) -> None:
@@ -307,13 +268,15 @@ class ProfileStore:
 
 def _view(raw: dict[str, Any] | None, path: Path) -> StoreData:
     raw = {} if raw is None else raw
-    parts: list[dict[str, Any]] = []
-    for name in ("profiles", "recommendations"):
+    for name in ("profiles", "recommendations", SUITE_PROFILES, SUITE_RECOMMENDATIONS):
         part = raw.get(name, {})
         if not isinstance(part, dict):
             raise StoreError(f'{path}: "{name}" is not a JSON object (found {_json_kind(part)}); {_FIX}')
-        parts.append(part)
-    return StoreData(profiles=parts[0], recommendations=parts[1], raw=raw)
+        for suite, inner in part.items() if name in (SUITE_PROFILES, SUITE_RECOMMENDATIONS) else ():
+            if not isinstance(inner, dict):
+                found = _json_kind(inner)
+                raise StoreError(f'{path}: "{name}" of suite {suite!r} is not a JSON object (found {found}); {_FIX}')
+    return StoreData.from_raw(raw)
 
 
 def _json_kind(value: object) -> str:

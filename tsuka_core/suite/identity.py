@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from tsuka_core.suite.loading import default_suite_path, suite_hash
 
@@ -43,11 +41,10 @@ class SuiteHashes:
         self.given = given
         self._hashes: dict[Path, str] = {}
 
-    def folder(self, profile: object) -> Path:
-        """The suite folder ``profile`` is judged against."""
+    def folder(self, named: object) -> Path:
+        """The suite folder a profile naming the suite ``named`` (its ``suite`` field) is judged against."""
         if self.given is not None:
             return self.given
-        named = profile.get("suite") if isinstance(profile, Mapping) else None
         if not isinstance(named, str) or not named or named == DEFAULT_SUITE:
             return default_suite_path()
         registered = None if Path(named).is_absolute() else _registered().get(named)
@@ -55,9 +52,9 @@ class SuiteHashes:
             return registered
         return Path(named) if Path(named).is_dir() else default_suite_path()
 
-    def __call__(self, profile: Mapping[str, Any] | object) -> str:
-        """The hash of the suite ``profile`` is judged against."""
-        folder = self.folder(profile)
+    def __call__(self, named: object) -> str:
+        """The hash of the suite a profile naming the suite ``named`` is judged against."""
+        folder = self.folder(named)
         if folder not in self._hashes:
             self._hashes[folder] = suite_hash(folder)
         return self._hashes[folder]

@@ -1,0 +1,35 @@
+"""What to tell a caller who asked for a model the store holds no profile of: a close name, or another suite's."""
+
+from __future__ import annotations
+
+import difflib
+
+from tsuka_core.storage.store import StoreData
+
+__all__ = ["unknown_model_lines"]
+
+
+def _models(view: StoreData) -> set[str]:
+    """The models with an entry in ``view``: each profile's ``model``, else the key's part before ``@``."""
+    return {p.model if p.model is not None else key.rpartition("@")[0] for key, p in view.profiles.items()}
+
+
+def unknown_model_lines(data: StoreData, model: str, suite: str) -> list[str]:
+    """Nothing when ``suite``'s profiles name ``model``; else a did-you-mean, the suites that do, and the fallback.
+
+    The last line always says that the model counts as ``small`` (the safe side): an unknown name is never
+    an error, so a gate keeps working while a model is measured, but a typo is never silent.
+    """
+    view = data.for_suite(suite)
+    known = _models(view)
+    if model in known:
+        return []
+    lines: list[str] = []
+    close = difflib.get_close_matches(model, sorted(known), n=3, cutoff=0.6)
+    if close:
+        lines.append(f"no profile of {model!r} for suite {suite}; did you mean {', '.join(map(repr, close))}?")
+    elsewhere = [other.suite for other in data.by_suite() if other.suite != suite and model in _models(other)]
+    if elsewhere:
+        lines.append(f"{model!r} has profiles for suite {', '.join(elsewhere)} only; choose it with --suite")
+    lines.append(f"{model!r} is not profiled for suite {suite}: treated as small, the safe side")
+    return lines
