@@ -14,7 +14,7 @@ import httpx
 
 from tsuka_core.backends.base import Backend, BackendConfig
 from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare
-from tsuka_core.engine.sweep import ModelSweep, SweepObserver, sweep_models
+from tsuka_core.engine.sweep import ModelSweep, QuietObserver, SweepObserver, sweep_models
 from tsuka_core.errors import UsageError
 from tsuka_core.plugins.registry import Registry
 from tsuka_core.storage.cache import cache_stats, served_from_cache, with_cache
@@ -139,7 +139,7 @@ async def run_benchmark(
     options: RunOptions,
     suite: Suite,
     registry: Registry,
-    observer: SweepObserver,
+    observer: SweepObserver | None = None,
     recorder: RunRecorder | None = None,
 ) -> RunReport:
     """Measure the requested models at the requested efforts and store each complete level.
@@ -148,8 +148,10 @@ async def run_benchmark(
     is asked anything. Each model's complete levels and its recommendation are
     written as soon as that model is done. With ``recorder``, the levels go
     into that history run, which its owner ends (one run across endpoints);
-    else, with ``options.history_path``, into a run of their own.
+    else, with ``options.history_path``, into a run of their own. Without
+    ``observer`` nothing is shown (a :class:`QuietObserver` keeps the notes).
     """
+    observer = QuietObserver() if observer is None else observer
     store = ProfileStore(options.store_path)
     store.read()
     store.check_writable()
