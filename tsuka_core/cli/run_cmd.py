@@ -12,6 +12,7 @@ import click
 from tsuka_core.backends.base import BackendConfig
 from tsuka_core.cli.ci_files import ci_files_always, write_ci_files
 from tsuka_core.cli.history_cmds import print_records
+from tsuka_core.cli.loaded import loaded_registry
 from tsuka_core.cli.options import effort_choice, history_db_option, profiles_option, tier_choice
 from tsuka_core.cli.progress import make_progress
 from tsuka_core.cli.project_run import endpoint_plan, project_options
@@ -19,7 +20,6 @@ from tsuka_core.cli.run_summary import print_report, report_json
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.errors import UsageError
 from tsuka_core.gating.min_tier import below_tier
-from tsuka_core.plugins.registry import load_registry
 from tsuka_core.run.plan import measure
 from tsuka_core.run.session import RunOptions, choose_backend, make_backend, make_client
 from tsuka_core.run.stopping import exit_status, run_stoppable, signal_name
@@ -259,7 +259,7 @@ def run(
     kept), 2 for bad input, 3 when --min-tier is given and a model is below it.
     """
 
-    registry = load_registry()
+    registry = loaded_registry()
     loaded = load_suite(suite, registry)
     for warning in loaded.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -295,7 +295,7 @@ def models(**values: Any) -> None:
 
     async def listing() -> tuple[str, list[str]]:
         async with make_client(1, config.timeout, values.get("proxy")) as client:
-            backend = make_backend(load_registry(), choose_backend(values.get("backend"), config), config, client)
+            backend = make_backend(loaded_registry(), choose_backend(values.get("backend"), config), config, client)
             try:
                 return backend.provider, await backend.list_models()
             finally:

@@ -131,7 +131,7 @@ def make_backend(registry: Registry, name: str, config: BackendConfig, client: h
     if cls is None:
         close = difflib.get_close_matches(name, list(registry.backends), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UsageError(f"unknown backend {name!r}{hint} ('tsuka backends' lists them)")
+        raise UsageError(f"unknown backend {name!r}{hint} ('tsuka backends' lists them){registry.missing_hint()}")
     return cls(config, client)
 
 
