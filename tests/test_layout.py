@@ -22,6 +22,7 @@ LAYERS = (
     ("gating",),
     ("report",),
     ("run",),
+    ("testing",),
     ("cli", "__main__"),
 )
 MAX_LINES = 400
