@@ -45,14 +45,18 @@ class Seen:
 
 
 class ScriptedServer:
-    """Answers requests to ``path`` from a queue of :class:`Reply`; any other path from ``other`` (default 404).
+    """Answers requests to ``path`` from a queue of :class:`Reply`, then ``default``; any other path from ``other``.
 
     Use it as a context manager: ``with ScriptedServer("/v1/chat/completions") as server:``;
     ``server.url`` is its root (``http://127.0.0.1:PORT``), ``server.seen`` what it received.
     """
 
-    def __init__(self, path: str, other: Callable[[str, str], Reply] | None = None) -> None:
+    def __init__(
+        self, path: str, other: Callable[[str, str], Reply] | None = None, default: Reply | None = None
+    ) -> None:
         self.path = path
+        self.default = default
+        """The reply once the queue is empty (default: a 500 saying no reply was scripted)."""
         self.other = other or (lambda method, path: Reply({"error": {"message": f"no route {path}"}}, 404))
         self.queue: deque[Reply] = deque()
         self.seen: list[Seen] = []
@@ -88,7 +92,7 @@ class ScriptedServer:
             if path.split("?", maxsplit=1)[0] != self.path:
                 return self.other(method, path)
             if not self.queue:
-                return Reply({"error": {"message": "the test scripted no reply for this request"}}, 500)
+                return self.default or Reply({"error": {"message": "the test scripted no reply for this request"}}, 500)
             return self.queue.popleft()
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
