@@ -126,12 +126,18 @@ def make_client(concurrency: int, timeout: float, proxy: str | None = None) -> h
 
 
 def make_backend(registry: Registry, name: str, config: BackendConfig, client: httpx.AsyncClient) -> Backend:
-    """Instantiate the backend called ``name``; an unknown name is a one-line error with a suggestion."""
+    """Instantiate the backend called ``name``; an unknown name is a one-line error with a suggestion.
+
+    Without an API key in ``config``, the key is read from the variable the
+    backend declares in ``api_key_env``, if it declares one and it is set.
+    """
     cls = registry.backend(name)
     if cls is None:
         close = difflib.get_close_matches(name, list(registry.backends), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise UsageError(f"unknown backend {name!r}{hint} ('tsuka backends' lists them){registry.missing_hint()}")
+    if config.api_key is None and cls.api_key_env:
+        config = replace(config, api_key=os.environ.get(cls.api_key_env, "").strip() or None)
     return cls(config, client)
 
 
