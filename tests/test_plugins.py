@@ -28,7 +28,7 @@ from tsuka_core import (
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse
 from tsuka_core.judge.checks import NoParams, run_check
 from tsuka_core.plugins import hookspecs
-from tsuka_core.plugins.manager import LOAD_ENV, LoadedPlugin, discover
+from tsuka_core.plugins.manager import LOAD_ENV, FailedPlugin, LoadedPlugin, discover
 
 
 class SentenceCount(CheckType[NoParams]):
@@ -329,3 +329,25 @@ def test_a_plugin_that_hangs_at_import_is_named_while_it_is_waited_for(tmp_path:
     assert still_running
     assert proc.returncode == 0, rest
     assert "regex" in out
+
+
+def test_with_a_failed_list_a_broken_plugin_is_collected_and_the_others_load(
+    fake_distribution: str, tmp_path: Path
+) -> None:
+    failed: list[FailedPlugin] = []
+    plugins = discover(failed=failed)
+    assert sorted(p.distribution for p in plugins) == ["tsuka", "tsuka-fake"]
+    assert [(f.distribution, f.entry_point, f.error) for f in failed] == [
+        ("tsuka-broken", "broken", "RuntimeError: cannot start")
+    ]
+    registry = Registry.from_plugins(plugins, failed)
+    assert "shout" in registry.check_types
+    assert registry.missing_hint() == (
+        "; a plugin that failed to import may provide it "
+        "(plugin 'broken' of distribution 'tsuka-broken' failed to import: RuntimeError: cannot start)"
+    )
+    test = '{"name": "t", "category": "instruction", "prompt": "Hi.", "checks": [{"type": "whisper"}]}'
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "01_t.json").write_text(test, encoding="utf-8")
+    with pytest.raises(tsuka_core.SuiteError, match=r"unknown check type 'whisper'.*may provide it \(plugin 'broken'"):
+        tsuka_core.load_suite(tmp_path / "suite", registry)

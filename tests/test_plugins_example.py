@@ -505,25 +505,39 @@ EXPLODES = '''
 '''
 
 
-def test_a_plugin_that_fails_to_import_is_a_one_line_error_naming_its_distribution(venv: Venv, tmp_path: Path) -> None:
+def test_a_plugin_that_fails_to_import_stops_only_what_needs_it(venv: Venv, tmp_path: Path) -> None:
     wheel = build_wheel(tmp_path, "tsuka-broken-plugin", "tsuka_broken_plugin", BROKEN)
+    test = {**SUITE["10_river.json"], "checks": [{"type": "broken_check"}]}
+    suite = write_suite(tmp_path / "suite", {"01_t.json": test})
     with installed(venv, wheel, "tsuka-broken-plugin"):
-        failed = venv.tsuka("checks")
+        listed = venv.tsuka("checks")
+        plugins = venv.tsuka("plugins")
+        needs_it = venv.tsuka("validate", suite)
+        run_it = venv.tsuka("run", "m", "-b", "broken_backend", "--base-url", "http://127.0.0.1:9/v1")
         builtins_only = venv.tsuka("checks", TSUKA_LOAD_PLUGINS="")
-        chosen = venv.tsuka("backends", TSUKA_LOAD_PLUGINS="tsuka-backend-ollama")
-    assert failed.returncode == 2
-    assert failed.stdout == ""
-    lines = failed.stderr.strip().splitlines()
-    assert len(lines) == 1, failed.stderr
-    assert "'tsuka-broken-plugin' failed to import" in lines[0]
-    assert "RuntimeError: this plugin is broken on purpose" in lines[0]
-    assert "TSUKA_LOAD_PLUGINS" in lines[0]
-    assert builtins_only.returncode == 0, builtins_only.stderr
-    names = [row[0] for row in table_rows(builtins_only.stdout)]
+    why = "plugin 'main' of distribution 'tsuka-broken-plugin' failed to import: RuntimeError: this plugin is broken"
+    assert listed.returncode == 0, listed.stderr
+    names = [row[0] for row in table_rows(listed.stdout)]
     assert "word_count" in names
-    assert not set(EXTRA_TYPES) & set(names)
-    assert chosen.returncode == 0, chosen.stderr
-    assert "ollama" in [row[0] for row in table_rows(chosen.stdout)]
+    assert set(EXTRA_TYPES) <= set(names)
+    assert len(listed.stderr.strip().splitlines()) == 1, listed.stderr
+    assert listed.stderr.startswith(f"tsuka: warning: {why}")
+    assert "TSUKA_LOAD_PLUGINS" in listed.stderr
+    assert plugins.returncode == 0, plugins.stderr
+    rows = {row[0]: row for row in table_rows(plugins.stdout)}
+    assert rows["tsuka-broken-plugin"][3].startswith("FAILED to import: RuntimeError: this plugin is broken")
+    assert rows["tsuka-checks-extra"][3].startswith("check type json_schema")
+    assert needs_it.returncode == 2
+    assert "unknown check type 'broken_check'" in needs_it.stderr
+    assert f"a plugin that failed to import may provide it ({why}" in needs_it.stderr
+    assert run_it.returncode == 2
+    assert run_it.stdout == ""
+    errors = [line for line in run_it.stderr.splitlines() if not line.startswith("tsuka: warning:")]
+    assert len(errors) == 1, run_it.stderr
+    assert errors[0].startswith("tsuka: error: unknown backend 'broken_backend'")
+    assert why in errors[0]
+    assert builtins_only.returncode == 0, builtins_only.stderr
+    assert builtins_only.stderr == ""
 
 
 def test_two_distributions_registering_one_name_is_an_error_naming_both(venv: Venv, tmp_path: Path) -> None:

@@ -185,9 +185,12 @@ inside the tsuka process ([embedded.md](embedded.md)).
 
 _PLUGINS = """
 The built-in check types and backends arrive through the same `tsuka`
-entry-point group as a third party's. A plugin that fails to import stops
-every command with an error naming it; set `TSUKA_LOAD_PLUGINS` to the
-distributions to load without it. Writing one is described in
+entry-point group as a third party's. A plugin that fails to import does
+not stop the others: each command says so in one line on stderr and goes on,
+`tsuka plugins` shows it as failed, and a check type, backend or suite only it
+could provide is an unknown name whose error names it. Set
+`TSUKA_LOAD_PLUGINS` to the distributions to load without it. Writing one is
+described in
 [plugins.md](plugins.md).
 """
 

@@ -37,7 +37,14 @@ class PluginError(TsukaError):
 
 
 class SuiteError(TsukaError):
-    """A suite has one or more problems, each a line naming file and location."""
+    """A suite has one or more problems, each a line naming file and location.
+
+    ``problems`` holds every problem found, one line each; the message is the
+    first of them and how many more there are.
+    """
+
+    problems: list[str]
+    """Every problem found, in file order, one line each (``01_t.json: checks[0]: ...``)."""
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = list(problems)

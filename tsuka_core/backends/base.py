@@ -174,6 +174,10 @@ class Backend:
 
     name: ClassVar[str]
     env_vars: ClassVar[tuple[str, ...]] = ()
+    api_key_env: ClassVar[str | None] = None
+    """The environment variable holding this backend's API key (list it in ``env_vars`` too). When the user
+    gives no key (``--api-key-env``, a project file's ``api_key_env``), the engine fills ``config.api_key``
+    from it before creating the backend; None: the backend takes no key."""
     applies_effort: ClassVar[bool] = True
     lists_every_model: ClassVar[bool] = False
     """True when :meth:`list_models` names every model the backend answers for, so that a name it does not
@@ -206,7 +210,12 @@ class Backend:
 
     @property
     def provider(self) -> str:
-        """What profiles record as ``provider``: the base URL (credentials removed) or the backend name."""
+        """What profiles record as ``provider``; here the backend's name.
+
+        A backend that talks to a server overrides it to return the server's
+        URL without credentials (:func:`~tsuka_core.redact_url`), as ``openai``
+        and ``ollama`` do, so profiles of two servers stay apart.
+        """
         return self.name
 
     def effort_params(self, effort: Effort) -> dict[str, Any]:

@@ -74,6 +74,7 @@ class OpenAIBackend(Backend):
 
     name: ClassVar[str] = "openai"
     env_vars: ClassVar[tuple[str, ...]] = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
+    api_key_env: ClassVar[str | None] = "OPENAI_API_KEY"
     applies_effort: ClassVar[bool] = True
     lists_every_model: ClassVar[bool] = True
     streams: ClassVar[bool] = True

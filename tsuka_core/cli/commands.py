@@ -43,7 +43,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "plugins": LazyCommand(
         "plugin_cmds",
         "plugins",
-        "List every loaded plugin: distribution, version, entry point, and what it registered.",
+        "List every installed plugin: distribution, version, entry point, and what it registered or why it failed.",
     ),
     "profiles": LazyCommand(
         "profile_cmds",

@@ -37,7 +37,7 @@ MEANINGS: Mapping[int, str] = {
     "reached or kept answering with an error, or a rescore needs a live run",
     BAD_INPUT: "something to fix before trying again: an invalid suite, a bad option or argument, an unknown check "
     "type or backend, a backend that is not configured, a damaged or unwritable profile store, a plugin that "
-    "fails to load",
+    "fails to register (or the built-in one fails to load)",
     BELOW_TIER: "`--min-tier` was given and a model is below it at its recommended effort, or "
     "`--fail-on-regression` was given and `tsuka compare` found a regression",
     INTERRUPTED: "interrupted with Ctrl-C (SIGINT)",

@@ -31,13 +31,13 @@ from tsuka_core.cli.display import (
     tier_text,
 )
 from tsuka_core.cli.exits import FAILED
+from tsuka_core.cli.loaded import loaded_registry
 from tsuka_core.cli.options import history_db_option, profiles_option
 from tsuka_core.cli.reliability_text import reliability_lines
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.cli.transcript import check_lines, transcript
 from tsuka_core.engine.answer_faults import fault_counts, faults_line
 from tsuka_core.errors import UsageError
-from tsuka_core.plugins.registry import load_registry
 from tsuka_core.report.confidence import recorded_confidence
 from tsuka_core.run.rescore import rescore_run, tests_needing_live_run
 from tsuka_core.storage.history import default_history_path
@@ -309,7 +309,7 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
     Exit status: 0 when stored (or --dry-run), 1 when some test needs a live run.
     """
 
-    registry = load_registry()
+    registry = loaded_registry()
     loaded = load_suite(suite, registry)
     path = _history_path(history_db, profiles)
     result = rescore_run(path, run_ref, loaded, profiles, write=not dry_run)

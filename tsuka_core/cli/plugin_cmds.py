@@ -9,9 +9,9 @@ import click
 from rich.table import Table
 
 from tsuka_core.cli.display import console
+from tsuka_core.cli.loaded import loaded_registry
 from tsuka_core.errors import UsageError
 from tsuka_core.judge.checks import describe
-from tsuka_core.plugins.registry import load_registry
 
 __all__: list[str] = []
 
@@ -29,7 +29,7 @@ def checks(ctx: click.Context) -> None:
     table = Table()
     for column in ("check type", "provided by", "description"):
         table.add_column(column)
-    for name, entry in sorted(load_registry().check_types.items()):
+    for name, entry in sorted(loaded_registry().check_types.items()):
         table.add_row(name, f"{entry.distribution} {entry.plugin.version}", describe(entry.cls))
     console().print(table)
 
@@ -39,12 +39,12 @@ def checks(ctx: click.Context) -> None:
 def show(name: str) -> None:
     """Print the parameters of the check type NAME (its JSON Schema and a description of each)."""
 
-    registry = load_registry()
+    registry = loaded_registry()
     entry = registry.check_types.get(name)
     if entry is None:
         close = difflib.get_close_matches(name, list(registry.check_types), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UsageError(f"unknown check type {name!r}{hint} ('tsuka checks' lists them)")
+        raise UsageError(f"unknown check type {name!r}{hint} ('tsuka checks' lists them){registry.missing_hint()}")
     click.echo(f"{name}: {describe(entry.cls)}")
     click.echo(f"provided by {entry.distribution} {entry.plugin.version}")
     schema = entry.cls.params_model.model_json_schema()
@@ -68,7 +68,7 @@ def backends() -> None:
     table = Table()
     for column in ("backend", "provided by", "environment", "efforts", "description"):
         table.add_column(column)
-    for name, entry in sorted(load_registry().backends.items()):
+    for name, entry in sorted(loaded_registry().backends.items()):
         cls = entry.cls
         efforts = "applied" if cls.applies_effort else "cannot apply"
         table.add_row(
@@ -79,9 +79,9 @@ def backends() -> None:
 
 @click.command()
 def plugins() -> None:
-    """List every loaded plugin: distribution, version, entry point, and what it registered."""
+    """List every installed plugin: distribution, version, entry point, and what it registered or why it failed."""
 
-    registry = load_registry()
+    registry = loaded_registry()
     table = Table()
     for column in ("distribution", "version", "entry point", "registered"):
         table.add_column(column)
@@ -89,4 +89,6 @@ def plugins() -> None:
         table.add_row(
             plugin.distribution, plugin.version, plugin.entry_point, ", ".join(registry.registered_by(plugin))
         )
+    for failed in registry.failed:
+        table.add_row(failed.distribution, failed.version, failed.entry_point, f"FAILED to import: {failed.error}")
     console().print(table)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -12,6 +14,7 @@ import click
 from tsuka_core.backends.base import BackendConfig
 from tsuka_core.cli.ci_files import ci_files_always, write_ci_files
 from tsuka_core.cli.history_cmds import print_records
+from tsuka_core.cli.loaded import loaded_registry
 from tsuka_core.cli.options import effort_choice, history_db_option, profiles_option, tier_choice
 from tsuka_core.cli.progress import make_progress
 from tsuka_core.cli.project_run import endpoint_plan, project_options
@@ -19,7 +22,6 @@ from tsuka_core.cli.run_summary import print_report, report_json
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.errors import UsageError
 from tsuka_core.gating.min_tier import below_tier
-from tsuka_core.plugins.registry import load_registry
 from tsuka_core.run.plan import measure
 from tsuka_core.run.session import RunOptions, choose_backend, make_backend, make_client
 from tsuka_core.run.stopping import exit_status, run_stoppable, signal_name
@@ -49,6 +51,12 @@ def backend_options(func: Any) -> Any:
             "-b", "--backend", help="Backend name ('tsuka backends'); default: openai with a base URL, else embedded."
         ),
         click.option("--base-url", help="Server base URL, e.g. http://127.0.0.1:8080/v1 (or OPENAI_BASE_URL)."),
+        click.option(
+            "--api-key-env",
+            metavar="NAME",
+            help="The environment variable holding the API key (default: the one the backend declares, "
+            "OPENAI_API_KEY for openai).",
+        ),
         click.option(
             "--proxy",
             metavar="URL",
@@ -164,6 +172,18 @@ def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int
     raise SystemExit(exit_status(signum))
 
 
+def api_key_from(name: str | None) -> str | None:
+    """The API key held by the variable ``--api-key-env`` names; None without the option; unset is an error."""
+    if name is None:
+        return None
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise UsageError(f"--api-key-env {name!r}: not an environment variable name (e.g. MY_SERVER_KEY)")
+    key = os.environ.get(name, "").strip()
+    if not key:
+        raise UsageError(f"--api-key-env names {name}, which is not set; set {name} to the API key")
+    return key
+
+
 def make_config(values: dict[str, Any]) -> Any:
     """A BackendConfig from the CLI's option values."""
 
@@ -177,6 +197,7 @@ def make_config(values: dict[str, Any]) -> Any:
     model_path = values.get("model_path")
     return BackendConfig(
         base_url=base_url,
+        api_key=api_key_from(values.get("api_key_env")),
         model_path=str(model_path) if model_path else None,
         timeout=values.get("timeout", 300.0),
         retries=values.get("retries", 3),
@@ -259,7 +280,7 @@ def run(
     kept), 2 for bad input, 3 when --min-tier is given and a model is below it.
     """
 
-    registry = load_registry()
+    registry = loaded_registry()
     loaded = load_suite(suite, registry)
     for warning in loaded.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -297,7 +318,7 @@ def models(**values: Any) -> None:
 
     async def listing() -> tuple[str, list[str]]:
         async with make_client(1, config.timeout, values.get("proxy")) as client:
-            backend = make_backend(load_registry(), choose_backend(values.get("backend"), config), config, client)
+            backend = make_backend(loaded_registry(), choose_backend(values.get("backend"), config), config, client)
             try:
                 return backend.provider, await backend.list_models()
             finally:

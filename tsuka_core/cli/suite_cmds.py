@@ -9,9 +9,9 @@ import click
 from rich.table import Table
 
 from tsuka_core.cli.display import console, suite_table
+from tsuka_core.cli.loaded import loaded_registry
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.errors import SuiteError
-from tsuka_core.plugins.registry import load_registry
 from tsuka_core.run.projectfile import project_schema
 from tsuka_core.suite.loading import load_suite
 from tsuka_core.suite.schema import suite_schema
@@ -48,7 +48,7 @@ def suites() -> None:
     its first problem instead of its counts.
     """
 
-    registry = load_registry()
+    registry = loaded_registry()
     table = Table(title="registered suites", title_justify="left")
     for column in ("suite", "distribution", *CATEGORIES, "hash", "folder"):
         table.add_column(column, justify="right" if column in CATEGORIES else "left", overflow="fold")
@@ -77,4 +77,4 @@ def schema(project: bool) -> None:
         click.echo(json.dumps(project_schema(), indent=2, ensure_ascii=False))
         return
 
-    click.echo(json.dumps(suite_schema(load_registry()), indent=2, ensure_ascii=False))
+    click.echo(json.dumps(suite_schema(loaded_registry()), indent=2, ensure_ascii=False))

@@ -21,7 +21,7 @@ from tsuka_core.judge.scoring import category_score, tier_for
 from tsuka_core.suite.model import Suite, Test
 from tsuka_core.terms import CATEGORIES, EFFORTS, Effort
 
-__all__ = ["ModelSweep", "SweepObserver", "level_result", "sweep_models", "tool_support_note"]
+__all__ = ["ModelSweep", "QuietObserver", "SweepObserver", "level_result", "sweep_models", "tool_support_note"]
 
 
 T = TypeVar("T")
@@ -38,6 +38,23 @@ class SweepObserver(Protocol):
 
     def note(self, message: str) -> None:
         """Something the user must be told (an effort the server refused, say)."""
+
+
+@dataclass
+class QuietObserver:
+    """An observer that shows nothing and keeps the notes: what a program gets when it passes none."""
+
+    notes: list[str] = field(default_factory=list)
+
+    def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
+        """Ignored."""
+
+    def test_done(self, model: str, effort: Effort, result: TestResult) -> None:
+        """Ignored."""
+
+    def note(self, message: str) -> None:
+        """Kept in :attr:`notes`."""
+        self.notes.append(message)
 
 
 @dataclass

@@ -172,8 +172,16 @@ def run_check(check: CheckType[Any], answer: Answer) -> Outcome:
     return outcome
 
 
-def json_at_path(answer: Answer, path: JsonPath) -> tuple[Any, Outcome | None]:
-    """The value at ``path`` in the answer's JSON, or a failed outcome saying why there is none."""
+def json_at_path(answer: Answer, path: JsonPath | str) -> tuple[Any, Outcome | None]:
+    """The value at ``path`` in the answer's JSON, or a failed outcome saying why there is none.
+
+    The JSON is taken as :func:`extract_json` takes it, and ``path`` (a
+    :class:`JsonPath`, or a text compiled into one) is a dotted path or a
+    JMESPath expression, searched within the built-ins' time bound. Returns
+    ``(value, None)``, or ``(MISSING, Outcome.fail(...))``. Raises ValueError
+    for a path that does not compile.
+    """
+    path = path if isinstance(path, JsonPath) else JsonPath(path)
     extracted = extract_json(answer.text)
     if extracted is None:
         return MISSING, Outcome.fail("no JSON found in the answer")
@@ -183,8 +191,14 @@ def json_at_path(answer: Answer, path: JsonPath) -> tuple[Any, Outcome | None]:
     return value, None
 
 
-def first_call_argument(answer: Answer, arg: JsonPath) -> tuple[Any, ToolCall | None, Outcome | None]:
-    """The first tool call's argument ``arg``, or a failed outcome saying why there is none."""
+def first_call_argument(answer: Answer, arg: JsonPath | str) -> tuple[Any, ToolCall | None, Outcome | None]:
+    """The first tool call's argument ``arg``, or a failed outcome saying why there is none.
+
+    ``arg`` is a :class:`JsonPath` or a text compiled into one, where a text
+    free of path syntax is one argument name as written (``file-name``).
+    Returns ``(value, call, None)``, or ``(MISSING, call or None, Outcome.fail(...))``.
+    """
+    arg = arg if isinstance(arg, JsonPath) else JsonPath(arg, literal_key=True)
     call = answer.first_call
     if call is None:
         return MISSING, None, Outcome.fail("no tool call")

@@ -22,10 +22,24 @@ if TYPE_CHECKING:
     from tsuka_core.backends.base import Backend
     from tsuka_core.judge.checks import CheckType
 
-__all__ = ["PROJECT", "RegisterBackend", "RegisterCheckType", "RegisterSuite", "hookimpl", "hookspec"]
+__all__ = [
+    "HOOKSPEC_VERSION",
+    "PROJECT",
+    "RegisterBackend",
+    "RegisterCheckType",
+    "RegisterSuite",
+    "hookimpl",
+    "hookspec",
+]
 
 PROJECT = "tsuka"
 """The pluggy project name, and the entry-point group plugins are found in."""
+
+HOOKSPEC_VERSION = 1
+"""The version of the hooks below; raised when a hook is added or changes, so a plugin can check what it gets.
+
+Version 1: ``register_check_types``, ``register_backends`` and ``register_suites``.
+"""
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)

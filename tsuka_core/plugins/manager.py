@@ -15,7 +15,7 @@ import pluggy
 from tsuka_core.errors import PluginError
 from tsuka_core.plugins import hookspecs
 
-__all__ = ["BUILTIN_DISTRIBUTION", "LOAD_ENV", "LoadedPlugin", "discover", "new_plugin_manager"]
+__all__ = ["BUILTIN_DISTRIBUTION", "LOAD_ENV", "FailedPlugin", "LoadedPlugin", "discover", "new_plugin_manager"]
 
 BUILTIN_DISTRIBUTION = "tsuka"
 """The distribution that ships the built-in plugins; it always loads."""
@@ -40,6 +40,21 @@ class LoadedPlugin:
         return f"{self.distribution}:{self.entry_point}"
 
 
+@dataclass(frozen=True)
+class FailedPlugin:
+    """A plugin whose module raised while it was imported: what it is and why, on one line."""
+
+    entry_point: str
+    distribution: str
+    version: str
+    error: str
+    """The exception, ``RuntimeError: ...``, on one line."""
+
+    def line(self) -> str:
+        """``plugin 'x' of distribution 'y' failed to import: RuntimeError: ...``."""
+        return f"plugin {self.entry_point!r} of distribution {self.distribution!r} failed to import: {self.error}"
+
+
 def new_plugin_manager() -> pluggy.PluginManager:
     """An empty plugin manager that knows tsuka's hook specs."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
@@ -57,14 +72,17 @@ def _normal(name: str) -> str:
     return name.lower().replace("_", "-")
 
 
-def discover(env: str | None = None, *, use_environ: bool = True) -> list[LoadedPlugin]:
+def discover(
+    env: str | None = None, *, use_environ: bool = True, failed: list[FailedPlugin] | None = None
+) -> list[LoadedPlugin]:
     """Import every plugin of the ``tsuka`` entry-point group that is allowed to load.
 
     ``env`` (default: the ``TSUKA_LOAD_PLUGINS`` variable) limits the
     distributions loaded besides the built-ins; of two copies of one
     distribution on ``sys.path`` the first counts, as ``importlib.metadata``
     has it. A plugin that fails to import raises :class:`PluginError` naming
-    its distribution and entry point.
+    its distribution and entry point; with a ``failed`` list it is added there
+    instead, and the others load (the built-ins' failure is raised always).
     """
     if env is None and use_environ:
         env = os.environ.get(LOAD_ENV)
@@ -78,13 +96,15 @@ def discover(env: str | None = None, *, use_environ: bool = True) -> list[Loaded
         try:
             obj = _load(ep, dist_name)
         except Exception as exc:
-            raise PluginError(
-                f"plugin {ep.name!r} of distribution {dist_name!r} failed to import: "
-                f"{type(exc).__name__}: {exc}; set {LOAD_ENV} to the plugins to load without it"
-            ) from exc
+            broken = FailedPlugin(ep.name, dist_name, version, f"{type(exc).__name__}: {exc}".splitlines()[0])
+            if failed is None or dist_name == BUILTIN_DISTRIBUTION:
+                raise PluginError(f"{broken.line()}; set {LOAD_ENV} to the plugins to load without it") from exc
+            failed.append(broken)
+            continue
         loaded.append(LoadedPlugin(ep.name, dist_name, version, obj))
     if wanted:
-        missing = wanted - {_normal(p.distribution) for p in loaded} - {BUILTIN_DISTRIBUTION}
+        found = {p.distribution for p in loaded} | {f.distribution for f in failed or []}
+        missing = wanted - {_normal(name) for name in found} - {BUILTIN_DISTRIBUTION}
         if missing:
             raise PluginError(f"{LOAD_ENV} names {', '.join(sorted(missing))}, which provide no tsuka plugin")
     return loaded

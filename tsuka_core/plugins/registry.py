@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import pluggy
 
 from tsuka_core.errors import PluginError
-from tsuka_core.plugins.manager import LOAD_ENV, LoadedPlugin, discover, new_plugin_manager
+from tsuka_core.plugins.manager import LOAD_ENV, FailedPlugin, LoadedPlugin, discover, new_plugin_manager
 
 if TYPE_CHECKING:
     from tsuka_core.backends.base import Backend
@@ -56,10 +56,16 @@ class Registry:
     check_types: dict[str, Registered[type[CheckType[Any]]]] = field(default_factory=dict)
     backends: dict[str, Registered[type[Backend]]] = field(default_factory=dict)
     suites: dict[str, RegisteredSuite] = field(default_factory=dict)
+    failed: list[FailedPlugin] = field(default_factory=list)
+    """Installed plugins that failed to import: what they would register is missing."""
 
     @classmethod
-    def from_plugins(cls, plugins: Iterable[LoadedPlugin]) -> Registry:
-        """Register ``plugins`` on a fresh plugin manager and collect what their hooks register."""
+    def from_plugins(cls, plugins: Iterable[LoadedPlugin], failed: Iterable[FailedPlugin] = ()) -> Registry:
+        """Register ``plugins`` on a fresh plugin manager and collect what their hooks register.
+
+        ``failed`` are plugins that did not import; names they would have
+        registered are reported as possibly theirs (:meth:`missing_hint`).
+        """
         plugins = list(plugins)
         pm = new_plugin_manager()
         for plugin in plugins:
@@ -71,7 +77,7 @@ class Registry:
             pm.check_pending()
         except pluggy.PluginValidationError as exc:
             raise PluginError(f"plugin {pm.get_name(exc.plugin) or exc.plugin}: {exc}") from exc
-        registry = cls(plugins)
+        registry = cls(plugins, failed=list(failed))
         for plugin in plugins:
             others = [p.plugin for p in plugins if p is not plugin]
             try:
@@ -128,6 +134,12 @@ class Registry:
         entry = self.backends.get(name)
         return entry.cls if entry else None
 
+    def missing_hint(self) -> str:
+        """For an unknown name: ``; a plugin that failed to import may provide it (...)`` when one did, else ``""``."""
+        if not self.failed:
+            return ""
+        return f"; a plugin that failed to import may provide it ({'; '.join(f.line() for f in self.failed)})"
+
     def registered_by(self, plugin: LoadedPlugin) -> list[str]:
         """What one plugin registered, as ``check type NAME`` / ``backend NAME`` / ``suite NAME`` lines."""
         found = [f"check type {n}" for n, r in self.check_types.items() if r.plugin is plugin]
@@ -140,8 +152,13 @@ _cached: Registry | None = None
 
 
 def load_registry(*, fresh: bool = False) -> Registry:
-    """The registry of every installed plugin (loaded once per process unless ``fresh``)."""
+    """The registry of every installed plugin (loaded once per process unless ``fresh``).
+
+    A plugin that fails to import does not stop the others: it is listed in
+    :attr:`Registry.failed`, and an unknown name's error names it.
+    """
     global _cached
     if _cached is None or fresh:
-        _cached = Registry.from_plugins(discover())
+        failed: list[FailedPlugin] = []
+        _cached = Registry.from_plugins(discover(failed=failed), failed)
     return _cached

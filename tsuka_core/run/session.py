@@ -15,7 +15,7 @@ import httpx
 
 from tsuka_core.backends.base import Backend, BackendConfig
 from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare
-from tsuka_core.engine.sweep import ModelSweep, SweepObserver, sweep_models
+from tsuka_core.engine.sweep import ModelSweep, QuietObserver, SweepObserver, sweep_models
 from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.plugins.registry import Registry
 from tsuka_core.run.profiles import profile_from_level, recommend
@@ -132,12 +132,18 @@ def make_client(concurrency: int, timeout: float, proxy: str | None = None) -> h
 
 
 def make_backend(registry: Registry, name: str, config: BackendConfig, client: httpx.AsyncClient) -> Backend:
-    """Instantiate the backend called ``name``; an unknown name is a one-line error with a suggestion."""
+    """Instantiate the backend called ``name``; an unknown name is a one-line error with a suggestion.
+
+    Without an API key in ``config``, the key is read from the variable the
+    backend declares in ``api_key_env``, if it declares one and it is set.
+    """
     cls = registry.backend(name)
     if cls is None:
         close = difflib.get_close_matches(name, list(registry.backends), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UsageError(f"unknown backend {name!r}{hint} ('tsuka backends' lists them)")
+        raise UsageError(f"unknown backend {name!r}{hint} ('tsuka backends' lists them){registry.missing_hint()}")
+    if config.api_key is None and cls.api_key_env:
+        config = replace(config, api_key=os.environ.get(cls.api_key_env, "").strip() or None)
     return cls(config, client)
 
 
@@ -145,7 +151,7 @@ async def run_benchmark(
     options: RunOptions,
     suite: Suite,
     registry: Registry,
-    observer: SweepObserver,
+    observer: SweepObserver | None = None,
     recorder: RunRecorder | None = None,
 ) -> RunReport:
     """Measure the requested models at the requested efforts and store each complete level.
@@ -154,8 +160,10 @@ async def run_benchmark(
     is asked anything. Each model's complete levels and its recommendation are
     written as soon as that model is done. With ``recorder``, the levels go
     into that history run, which its owner ends (one run across endpoints);
-    else, with ``options.history_path``, into a run of their own.
+    else, with ``options.history_path``, into a run of their own. Without
+    ``observer`` nothing is shown (a :class:`QuietObserver` keeps the notes).
     """
+    observer = QuietObserver() if observer is None else observer
     store = ProfileStore(options.store_path)
     store.read()
     store.check_writable()
@@ -174,6 +182,8 @@ async def run_benchmark(
         elif options.cache_path is not None:
             backend = with_cache(backend, options.cache_path)
         report = RunReport(backend.name, backend.provider, suite)
+        kept: list[ModelSweep] = []
+        sweeping = False
         try:
             prepared = await prepare(backend, asked, options.models, observer)
             models, facts = prepared.models, prepared.facts
@@ -187,7 +197,6 @@ async def run_benchmark(
                     RunRecorder, options.history_path, run_info(options, suite, backend, models)
                 )
             report.history_run = history.run_id if history is not None else None
-            kept: list[ModelSweep] = []
 
             async def keep(swept: ModelSweep) -> None:
                 await asyncio.to_thread(_store_model, store, swept, report, options)
@@ -202,6 +211,7 @@ async def run_benchmark(
                         options,
                     )
 
+            sweeping = True
             report.sweeps = await _recorded(
                 history if recorder is None else None,
                 report,
@@ -224,6 +234,8 @@ async def run_benchmark(
                 raise
             report.interrupted = True  # the sweep stored every level that had completed; say so, do not crash
         except StoreError as exc:
+            if not sweeping:
+                raise  # nothing was measured yet: the store or the history could not be opened
             # A write failed (a full disk): the run ends here, and says exactly what the store holds from it.
             report.sweeps = list(kept)
             report.write_error = _stopped_by_write(exc, report)

@@ -47,14 +47,16 @@ def resolve_suite(value: str | Path, registry: Registry | None = None) -> Path:
 
     if Path(value).is_dir():
         return Path(value)
-    suites = (registry or load_registry()).suites
+    registry = registry or load_registry()
+    suites = registry.suites
     name = str(value)
     if name in suites:
         return suites[name].path
     close = difflib.get_close_matches(name, list(suites), n=3)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     known = ", ".join(sorted(suites)) or "none"
-    raise SuiteError([f"suite {name!r}: no such folder and no such registered suite (registered: {known}){hint}"])
+    why = f"no such folder and no such registered suite (registered: {known}){hint}{registry.missing_hint()}"
+    raise SuiteError([f"suite {name!r}: {why}"])
 
 
 def suite_files(folder: Path) -> list[Path]:

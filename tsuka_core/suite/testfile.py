@@ -130,7 +130,8 @@ class Check(FormatModel):
         check_type = registry.check_type(type_name)
         if check_type is None:
             hint = suggest(type_name, sorted(registry.check_types))
-            unknown = problem(("type",), f"unknown check type {type_name!r}{hint} ('tsuka checks' lists them)")
+            why = f"unknown check type {type_name!r}{hint} ('tsuka checks' lists them){registry.missing_hint()}"
+            unknown = problem(("type",), why)
             return cls.validated(data, handler, first=[unknown], last=[])
         params_model = check_type.params_model
         try:

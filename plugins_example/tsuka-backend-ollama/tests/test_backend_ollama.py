@@ -22,16 +22,15 @@ from tsuka_core import (
     CheckType,
     EffortRejected,
     Outcome,
-    Registry,
     RequestError,
+    ServerFacts,
 )
 from tsuka_core.backends import http
-from tsuka_core.backends.base import ServerFacts
 from tsuka_core.engine.runner import run_test
 from tsuka_core.judge.checks import NoParams
-from tsuka_core.plugins.manager import LoadedPlugin
 from tsuka_core.suite import model
 from tsuka_core.suite.model import Check, Step
+from tsuka_core.testing import registry_of
 
 T = TypeVar("T")
 USER: list[dict[str, Any]] = [{"role": "user", "content": "What is the weather in Rome?"}]
@@ -73,10 +72,9 @@ def complete(server: OllamaServer, request: ChatRequest, **config: Any) -> tsuka
 
 
 def test_the_plugin_registers_the_ollama_backend() -> None:
-    loaded = LoadedPlugin("backend_ollama", "tsuka-backend-ollama", "0.1.0", plugin)
-    registry = Registry.from_plugins([loaded])
+    registry = registry_of(plugin, builtins=False)
     assert registry.backend("ollama") is OllamaBackend
-    assert registry.registered_by(loaded) == ["backend ollama"]
+    assert registry.registered_by(registry.plugins[0]) == ["backend ollama"]
     assert OllamaBackend.env_vars == ("OLLAMA_HOST",)
     assert OllamaBackend.applies_effort is True
 

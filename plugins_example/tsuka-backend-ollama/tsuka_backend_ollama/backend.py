@@ -22,13 +22,13 @@ from tsuka_core import (
     EffortRejected,
     JsonReply,
     RequestError,
+    ServerFacts,
     StatusError,
     redact_url,
     request_json,
     run_seed,
     url_secrets,
 )
-from tsuka_core.backends.base import ServerFacts
 
 __all__ = ["DEFAULT_HOST", "OPTIONS", "THINK", "OllamaBackend", "base_url_from", "is_think_rejection"]
 

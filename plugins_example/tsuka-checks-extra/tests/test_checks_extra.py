@@ -15,8 +15,8 @@ from tsuka_checks_extra.schema import JsonSchema, ToolArgsSchema
 
 import tsuka_core
 from tsuka_core import Answer, CheckType, Outcome, Registry, SuiteError, normalise_tool_call
-from tsuka_core.judge.checks import describe, run_check
-from tsuka_core.plugins.manager import LoadedPlugin
+from tsuka_core.testing import judge as judge_check
+from tsuka_core.testing import registry_of, run_check
 
 NAMES = ["json_schema", "sentence_count", "tool_args_schema", "tool_call_count", "word_count_range"]
 PRODUCT = {
@@ -51,7 +51,7 @@ TOOLS = (WEATHER, CLOSED, PING, BROKEN)
 @pytest.fixture(scope="module")
 def registry() -> Registry:
     """A registry holding this plugin only, built the way tsuka builds it: no globals, no entry points."""
-    return Registry.from_plugins([LoadedPlugin("checks_extra", "tsuka-checks-extra", "0.1.0", plugin)])
+    return registry_of(plugin, builtins=False)
 
 
 def test_a_suite_with_a_bad_schema_does_not_load(registry: Registry, tmp_path: Path) -> None:
@@ -65,8 +65,7 @@ def test_a_suite_with_a_bad_schema_does_not_load(registry: Registry, tmp_path: P
 def test_a_call_of_a_tool_that_was_not_offered_fails() -> None:
     call = normalise_tool_call({"function": {"name": "get_time", "arguments": "{}"}}, 0)
     assert call is not None
-    check = ToolArgsSchema(ToolArgsSchema.params_model.model_validate({}))
-    outcome = run_check(check, Answer("", (call,), tools=[WEATHER]))
+    outcome = run_check(ToolArgsSchema, {}, Answer("", (call,), tools=[WEATHER]))
     assert outcome == Outcome.fail("called get_time, which the test does not offer (offered: get_weather)")
 
 
@@ -78,7 +77,7 @@ def make(check_type: type[CheckType[Any]], **params: Any) -> CheckType[Any]:
 
 
 def judge(check_type: type[CheckType[Any]], answer: Answer, **params: Any) -> Outcome:
-    return run_check(make(check_type, **params), answer)
+    return judge_check(make(check_type, **params), answer)
 
 
 def calls(*made: tuple[str, Any]) -> tuple[tsuka_core.ToolCall, ...]:
@@ -104,7 +103,7 @@ def test_the_plugin_registers_five_check_types(registry: Registry) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_each_type_has_a_one_line_description_and_a_valid_example(registry: Registry, name: str) -> None:
     check_type = registry.check_types[name].cls
-    assert describe(check_type).startswith("Pass when")
+    assert (check_type.__doc__ or "").startswith("Pass when")
     example = {k: v for k, v in check_type.example.items() if k != "weight"}  # type: ignore[attr-defined]
     check_type.params_model.model_validate(example)
 
