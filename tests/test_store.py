@@ -425,10 +425,17 @@ def test_update_through_a_symbolic_link_writes_the_target(tmp_path: Path) -> Non
     assert json.loads(real.read_text(encoding="utf-8"))["recommendations"] == {"m": "low"}
 
 
-def test_missing_folder_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(StoreError, match="does not exist"):
-        ProfileStore(tmp_path / "no" / "models_profile.json").update({}, {"m": "low"})
-    assert not (tmp_path / "no").exists()
+def test_missing_folders_are_created(tmp_path: Path) -> None:
+    ProfileStore(tmp_path / "no" / "such" / "models_profile.json").update({}, {"m": "low"})
+    stored = json.loads((tmp_path / "no" / "such" / "models_profile.json").read_text(encoding="utf-8"))
+    assert stored["recommendations"] == {"m": "low"}
+
+
+def test_a_folder_link_to_nothing_is_refused_and_nothing_is_created(tmp_path: Path) -> None:
+    (tmp_path / "out").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(StoreError, match=r"cannot create its folder \(.*out is a symbolic link to .*elsewhere"):
+        ProfileStore(tmp_path / "out" / "sub" / "models_profile.json").update({}, {"m": "low"})
+    assert not (tmp_path / "elsewhere").exists()
 
 
 def test_failed_write_leaves_old_file_and_no_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,7 +23,6 @@ from readonly import readonly_folder_holding, without_file_privileges
 
 from tsuka_core import Registry
 from tsuka_core.cli.main import cli
-from tsuka_core.errors import StoreError
 from tsuka_core.storage import store as store_module
 from tsuka_core.storage.layout import dumps_store
 from tsuka_core.storage.store import ProfileStore
@@ -331,8 +330,8 @@ def test_check_writable_refuses_a_read_only_folder_in_one_line(readonly_folder: 
 def test_check_writable_passes_a_writable_folder_and_leaves_nothing_behind(tmp_path: Path) -> None:
     ProfileStore(tmp_path / "models_profile.json").check_writable()
     assert list(tmp_path.iterdir()) == []
-    with pytest.raises(StoreError, match=r"folder .* does not exist; create it first"):
-        ProfileStore(tmp_path / "missing" / "models_profile.json").check_writable()
+    ProfileStore(tmp_path / "missing" / "models_profile.json").check_writable()
+    assert [p.name for p in tmp_path.rglob("*")] == ["missing"]
 
 
 def test_a_write_clears_only_the_temporary_files_of_dead_writers(tmp_path: Path) -> None:

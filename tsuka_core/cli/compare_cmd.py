@@ -99,11 +99,11 @@ def compare(
 
 def _check_writable(path: Path) -> None:
     """Raise UsageError before anything is read when ``--json FILE`` could not be written."""
+    from tsuka_core.cli.ci_files import output_folder
     from tsuka_core.errors import UsageError
 
     folder = path.parent
-    if not folder.is_dir():
-        raise UsageError(f"--json {path}: folder {folder} does not exist; create it first")
+    output_folder("--json", path)
     if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise UsageError(f"--json {path}: cannot write there (permission denied)")
 

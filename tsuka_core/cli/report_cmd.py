@@ -98,10 +98,12 @@ def _comparison_page(output: Path, refs: tuple[str, str], history: Path, store: 
 
 
 def _writing(output: Path, write: Callable[[], None]) -> None:
-    """Run ``write``; a file that cannot be written is a one-line error, not a traceback."""
+    """Run ``write`` once ``output``'s folders exist; a file that cannot be written is one line, not a traceback."""
     from tsuka_core.errors import UsageError
+    from tsuka_core.storage.files import make_folders
 
     try:
+        make_folders(output.parent)
         write()
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
