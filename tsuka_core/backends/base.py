@@ -52,6 +52,8 @@ class BackendConfig:
 
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
+    api_key_from: str | None = None
+    """Where ``api_key`` was read from (a variable's name), said when a server refuses the key."""
     model_path: str | None = None
     """A model file, for backends that run a model in-process."""
     timeout: float = 300.0

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
+from tsuka_core.backends.apikey import KeySource
 from tsuka_core.backends.base import (
     Backend,
     BackendConfig,
@@ -82,7 +83,8 @@ class OpenAIBackend(Backend):
                 "pass --base-url or set OPENAI_BASE_URL"
             )
         self.base_url = base_url.rstrip("/")
-        self.api_key = _checked_key((config.api_key or os.environ.get("OPENAI_API_KEY") or "").strip()) or None
+        self._key = KeySource.find(config.api_key, config.api_key_from, os.environ)
+        self.api_key = _checked_key(self._key.key or "", self._key.origin) or None
         self._secrets = [*([self.api_key] if self.api_key else []), *url_secrets(self.base_url)]
         self._props: Mapping[str, Any] | None = None
         self._props_lock: asyncio.Lock | None = None
@@ -223,6 +225,9 @@ class OpenAIBackend(Backend):
         except StatusError as error:
             if error.status == 404:
                 error.args = (f"{error} (is the base URL right? it usually ends in /v1)",)
+            elif error.status in (401, 403):
+                error.args = (f"{error} ({self._key.refusal_hint(error.status, os.environ)})",)
+                error.explains_refusal = True
             raise
 
 
@@ -331,13 +336,13 @@ def _usable_url(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
-def _checked_key(key: str) -> str:
+def _checked_key(key: str, origin: str) -> str:
     """``key`` (surrounding white space already stripped) if HTTP can carry it in a header; never echoes it."""
     for position, char in enumerate(key, start=1):
         if not "!" <= char <= "~":
             what = "a non-ASCII character" if ord(char) > 127 else "a space" if char == " " else "a control character"
             raise BackendError(
-                f"the API key (OPENAI_API_KEY) holds {what} at position {position}, which cannot be sent in an "
+                f"the API key ({origin}) holds {what} at position {position}, which cannot be sent in an "
                 "HTTP header: check that its value was copied whole and nothing else"
             )
     return key
