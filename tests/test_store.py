@@ -345,7 +345,7 @@ def test_corrupt_file_is_refused_and_left_untouched(tmp_path: Path, content: byt
     assert "\n" not in str(info.value)
     assert str(path) in str(info.value)
     assert path.read_bytes() == content
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["models_profile.json"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".tsuka") == ["models_profile.json"]
     with pytest.raises(StoreError, match=message):
         store.read()
 
@@ -488,8 +488,12 @@ def test_lock_held_elsewhere_times_out(tmp_path: Path) -> None:
     path = tmp_path / "models_profile.json"
     holder_script = "import sys; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire(); "
     holder_script += "print('held', flush=True); sys.stdin.read()"
+    (tmp_path / ".tsuka").mkdir()
     holder = subprocess.Popen(
-        [PYTHON, "-c", holder_script, str(path) + ".lock"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [PYTHON, "-c", holder_script, str(ProfileStore(path).lock_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None
@@ -553,3 +557,16 @@ def test_threads_of_one_process_writing_at_once_all_land(tmp_path: Path) -> None
     with ThreadPoolExecutor(max_workers=4) as pool:
         list(pool.map(write, ["a", "b", "c", "d"]))
     assert len(ProfileStore(path).read().profiles) == 4 * count
+
+
+def test_the_lock_lives_under_tsuka_not_beside_the_users_files(tmp_path: Path) -> None:
+    real = tmp_path / "shared" / "store.json"
+    real.parent.mkdir()
+    link = tmp_path / "models_profile.json"
+    link.symlink_to(real)
+    ProfileStore(real).update({}, {"m": "low"})
+    ProfileStore(link).update({}, {"n": "high"})
+    assert ProfileStore(link).lock_path == ProfileStore(real).lock_path == real.parent / ".tsuka" / "store.json.lock"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["models_profile.json", "shared"]
+    assert sorted(p.name for p in real.parent.iterdir()) == [".tsuka", "store.json"]
+    assert [p.name for p in (real.parent / ".tsuka").iterdir()] == ["store.json.lock"]

@@ -276,8 +276,10 @@ def test_a_store_locked_past_the_timeout_is_one_line_and_loses_nothing(
     monkeypatch.setattr(store_module, "DEFAULT_LOCK_TIMEOUT", 0.5)
     holder_script = "import sys; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire(); "
     holder_script += "print('held', flush=True); sys.stdin.read()"
+    lock = tmp_path / ".tsuka" / "models_profile.json.lock"
+    lock.parent.mkdir()
     holder = subprocess.Popen(
-        [PYTHON, "-c", holder_script, f"{store}.lock"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [PYTHON, "-c", holder_script, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
         assert holder.stdout is not None
@@ -294,8 +296,7 @@ def test_a_store_locked_past_the_timeout_is_one_line_and_loses_nothing(
     assert result.exit_code == 2
     lines = [line for line in result.stderr.splitlines() if line.startswith("tsuka:")]
     assert lines == [
-        f"tsuka: error: cannot lock {store}.lock within 0.5 s: another run is writing {store}; "
-        "try again when it has finished"
+        f"tsuka: error: cannot lock {lock} within 0.5 s: another run is writing {store}; try again when it has finished"
     ], result.stderr
     assert elapsed < 30
     assert store.read_text(encoding="utf-8") == original
@@ -346,5 +347,5 @@ def test_a_write_clears_only_the_temporary_files_of_dead_writers(tmp_path: Path)
         path.write_text("{", encoding="utf-8")
     ProfileStore(store).update({"m@none": {"model": "m"}}, {})
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["models_profile.json", "models_profile.json.lock", *(p.name for p in kept)]
+        [".tsuka", "models_profile.json", *(p.name for p in kept)]
     )

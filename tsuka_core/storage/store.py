@@ -200,8 +200,13 @@ class ProfileStore:
 
     @property
     def lock_path(self) -> Path:
-        """The lock file beside the store: ``<name>.lock``."""
-        return self._target.with_name(self._target.name + ".lock")
+        """The lock file: ``.tsuka/<name>.lock`` in the store's folder, beside the history, out of the user's sight.
+
+        It is kept, not removed after use: removing a lock file another writer
+        may be waiting on would let two writers hold "the" lock at once. It is
+        keyed by the store's resolved path, so every link to one store takes one lock.
+        """
+        return self._target.parent / ".tsuka" / f"{self._target.name}.lock"
 
     def read(self) -> StoreData:
         """The store's contents; an empty store when the file does not exist."""
@@ -268,6 +273,7 @@ class ProfileStore:
         self._make_folder()
         lock = FileLock(self.lock_path, timeout=self.lock_timeout)
         try:
+            self.lock_path.parent.mkdir(exist_ok=True)  # never the store's own folder: a link's target's is not made
             lock.acquire()
         except Timeout:
             raise StoreError(
