@@ -127,8 +127,14 @@ def load_project(explicit: Path | None = None, folder: Path | None = None) -> Pr
         if name in names[:index]:
             problems.append(_where(path, text, ("endpoints", index, "name")) + f"endpoint name {name!r} is used twice")
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(sorted(problems, key=lambda problem: _line_of(problem, path)))
     return Project(path, data)
+
+
+def _line_of(problem: str, path: Path) -> int:
+    """The line a problem names (``FILE:LINE: ...``), 0 for the whole file: problems are listed in file order."""
+    line = problem.removeprefix(f"{path}:").split(":", 1)[0]
+    return int(line) if line.isdigit() else 0
 
 
 def project_schema() -> dict[str, Any]:
