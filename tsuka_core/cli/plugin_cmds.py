@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from tsuka_core.backends.base import Backend
 
 __all__ = ["COMMANDS"]
 
@@ -77,11 +81,20 @@ def backends() -> None:
         table.add_column(column)
     for name, entry in sorted(load_registry().backends.items()):
         cls = entry.cls
-        efforts = "applied" if cls.applies_effort else "cannot apply"
+        description = cls.description().replace("``", "`")  # reST literals read as Markdown ones in a terminal
         table.add_row(
-            name, f"{entry.distribution} {entry.plugin.version}", " ".join(cls.env_vars), efforts, cls.description()
+            name, f"{entry.distribution} {entry.plugin.version}", " ".join(cls.env_vars), _efforts(cls), description
         )
     console().print(table)
+
+
+def _efforts(cls: type[Backend]) -> str:
+    """Whether a backend applies efforts: never, always, or per model (it says when a model ignores them)."""
+    from tsuka_core.backends.base import Backend
+
+    if not cls.applies_effort:
+        return "cannot apply"
+    return "applied" if cls.effort_ignored is Backend.effort_ignored else "if the model reads them"
 
 
 @click.command()
