@@ -121,6 +121,9 @@ class ChatResponse:
     (``usage.completion_tokens_details.reasoning_tokens``)."""
     finish_reason: str | None = None
     """Why generation stopped as the server said it (``stop``, ``length``, ``tool_calls``); None when not sent."""
+    token_limit: int | None = None
+    """The completion token limit the request sent (``max_tokens``); None when unknown. An answer cut
+    with fewer tokens than that was cut by the server's context size (or its own cap), not by it."""
 
     @property
     def cut_at_limit(self) -> bool:

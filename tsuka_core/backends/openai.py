@@ -171,7 +171,8 @@ class OpenAIBackend(Backend):
         :class:`~tsuka_core.RequestError` when the request fails for good.
         """
         try:
-            reply = await self._send("POST", "chat/completions", self.request_body(request))
+            body = self.request_body(request)
+            reply = await self._send("POST", "chat/completions", body)
         except StatusError as error:
             if request.effort is not None and is_effort_rejection(error.status, error.server_message):
                 raise EffortRejected(
@@ -183,7 +184,8 @@ class OpenAIBackend(Backend):
         import asyncio
 
         # Off the loop: repairing broken tool arguments may take a while, and no other request should wait on it.
-        return await asyncio.to_thread(parse_completion, reply, f"POST {self.provider}/chat/completions")
+        label = f"POST {self.provider}/chat/completions"
+        return await asyncio.to_thread(parse_completion, reply, label, body["max_tokens"])
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body of a chat-completion request."""
@@ -256,11 +258,12 @@ def _outgoing_call(call: Any) -> Any:
     return {**call, "function": {**function, "arguments": text}}
 
 
-def parse_completion(reply: JsonReply, label: str) -> ChatResponse:
+def parse_completion(reply: JsonReply, label: str, token_limit: int | None = None) -> ChatResponse:
     """Normalise a chat-completion answer: text without reasoning, tool calls, usage (or an estimate), timings.
 
     llama.cpp's ``timings`` give the generation and prompt time the server
     measured; without them the request's wall time is all there is.
+    ``token_limit`` is the ``max_tokens`` the request sent.
     """
     choice = _first_choice(reply.data, label)
     message = choice["message"]
@@ -286,6 +289,7 @@ def parse_completion(reply: JsonReply, label: str) -> ChatResponse:
         duration=reply.duration,
         reasoning_tokens=reasoning_tokens(usage),
         finish_reason=finish if isinstance(finish, str) and finish else None,
+        token_limit=token_limit,
         **server_timings(reply.data),
     )
 
