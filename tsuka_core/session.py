@@ -50,6 +50,8 @@ class RunOptions:
     """The project file's endpoint this run measures: its name is recorded in each profile's provider."""
     store_names: Mapping[str, str] = field(default_factory=dict)
     """A model's name in the store when not its own (``NAME:model`` when two endpoints serve that model)."""
+    model_check: bool = True
+    """Refuse a model name the server does not list; False for a gateway serving models it does not list."""
 
 
 @dataclass
@@ -169,7 +171,7 @@ async def run_benchmark(
             backend = with_cache(backend, options.cache_path)
         report = RunReport(backend.name, backend.provider, suite)
         try:
-            prepared = await prepare(backend, asked, options.models, observer)
+            prepared = await prepare(backend, asked, options.models, observer, model_check=options.model_check)
             models, facts = prepared.models, prepared.facts
             concurrency, said = concurrency_for(options.concurrency, facts)
             if said:

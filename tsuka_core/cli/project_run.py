@@ -36,6 +36,7 @@ _FILE_KEYS = (
     "junit",
     "json_file",
     "min_tier",
+    "model_check",
 )
 """Top-level keys of the file that set the ``tsuka run`` option of the same name."""
 
@@ -128,9 +129,13 @@ def endpoint_plan(base: RunOptions, models: Sequence[str]) -> list[tuple[Endpoin
         if endpoint.concurrency and not from_command_line(ctx, "concurrency"):
             concurrency = endpoint.concurrency
         wanted = () if endpoint.models == "all" else tuple(endpoint.models)
+        checked = base.model_check
+        if endpoint.model_check is not None and not from_command_line(ctx, "model_check"):
+            checked = endpoint.model_check
         options = replace(
             base, models=wanted, backend=endpoint.backend, config=config, efforts=efforts, concurrency=concurrency
         )
+        options = replace(options, model_check=checked)
         plan.append((endpoint, replace(options, endpoint=endpoint.name)))
     return plan
 

@@ -42,6 +42,10 @@ class Endpoint(BaseModel):
         description="The NAME of the environment variable holding the API key (never the key itself).",
     )
     options: dict[str, OptionValue] = Field(default_factory=dict, description="Backend-specific settings.")
+    model_check: bool | None = Field(
+        default=None,
+        description="false: measure model names the server does not list (a gateway); default: the run's.",
+    )
 
 
 class ProjectFile(BaseModel):
@@ -62,6 +66,7 @@ class ProjectFile(BaseModel):
     junit: str | None = Field(default=None, description="JUnit XML file, relative to this file.")
     json_file: str | None = Field(default=None, description="JSON result file, relative to this file.")
     min_tier: Tier | None = None
+    model_check: bool | None = Field(default=None, description="false: measure model names the server does not list.")
     endpoints: list[Endpoint] = Field(default_factory=list, description="Servers one run measures together.")
 
 

@@ -219,6 +219,12 @@ def make_config(values: dict[str, Any]) -> Any:
 @click.option("--temperature", type=float, callback=finite, help="Sampling temperature (sent only when given).")
 @click.option("--seed", type=int, help="Sampling seed (sent only when given).")
 @click.option(
+    "--model-check/--no-model-check",
+    default=True,
+    show_default=True,
+    help="Refuse a model name the server does not list; --no-model-check for a gateway serving unlisted ones.",
+)
+@click.option(
     "--max-tokens",
     type=click.IntRange(min=1),
     help="Completion token limit per request (default: the backend's; 8192 for openai, 512 for embedded).",
@@ -277,6 +283,7 @@ def run(
         concurrency=concurrency,
         repeats=repeats,
         proxy=values.get("proxy"),
+        model_check=values.get("model_check", True),
         **history_options(values, profiles),
     )
     plan = endpoint_plan(options, models)
