@@ -195,7 +195,11 @@ def test_an_answer_cut_at_the_limit_is_counted_and_said(tmp_path: Path, suite: S
 
     assert profiles["smollm2@none"]["answerFaults"] == {"cutAtLimit": 2}
     details = [c.outcome.detail for t in report.sweeps[0].levels[0].tests for s in t.steps for c in s.checks]
-    assert any(d.startswith("answer cut at the token limit") for d in details)
+    cut = [d for d in details if d.startswith("answer cut at")]
+    assert cut, details
+    assert all(
+        "the server's context size, not max_tokens" in d and "10 answer tokens, max_tokens 8192" in d for d in cut
+    )
 
 
 def wrong_first_tool(body: dict[str, Any], n: int) -> Reply:

@@ -243,7 +243,15 @@ def test_backends_lists_the_openai_backend() -> None:
     assert result.exit_code == 0, result.stderr
     (row,) = [line for line in result.stdout.splitlines() if line.startswith("│ openai ")]
     assert "OPENAI_BASE_URL" in row
-    assert "applied" in row
+    assert "if the model reads them" in row  # llama.cpp says when a chat template ignores them
+
+
+def test_backends_says_efforts_apply_per_model_on_the_embedded_backend_and_shows_no_rest_markup() -> None:
+    result = invoke("backends")
+    (row,) = [line for line in result.stdout.splitlines() if line.startswith("│ embedded ")]
+    assert "if the model reads them" in row  # every run of the bundled model says "effort not applied"
+    assert "``" not in result.stdout
+    assert "`--model-path`" in result.stdout
 
 
 # --- help and usage errors ------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from history_helpers import DEFAULT_SUITE, history_of, invoke
 from loopback import LoopbackServer, Reply
 
 from tsuka_core.cli.exits import BAD_INPUT, REGRESSED
+from tsuka_core.cli.legacy_json import DEPRECATED_JSON_FILE
 
 pytestmark = pytest.mark.usefixtures("fast_retries")
 
@@ -124,7 +125,7 @@ def test_runs_of_different_suites_are_refused_in_one_line(runs: Path) -> None:
 
 def test_common_tests_compares_what_both_suites_have(runs: Path, tmp_path: Path) -> None:
     out = tmp_path / "cmp.json"
-    result = compare(runs, "2", "3", "--common-tests", "--json", out)
+    result = compare(runs, "2", "3", "--common-tests", "--json-file", out)
 
     assert result.exit_code == 0, result.stderr
     assert f"B: run 3 (suite {(runs.parent / 'edited').resolve()} " in result.stdout
@@ -142,10 +143,11 @@ def test_common_tests_compares_what_both_suites_have(runs: Path, tmp_path: Path)
 
 def test_json_holds_the_whole_comparison(runs: Path, tmp_path: Path) -> None:
     out = tmp_path / "cmp.json"
-    result = compare(runs, "1", "2", "--json", out)
+    result = compare(runs, "1", "2", "--json-file", out)
 
     assert result.exit_code == 0
     assert f"Wrote {out}" in result.stdout
+    assert result.stderr == ""
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["compareVersion"] == 1
     assert (data["a"]["kind"], data["a"]["label"], data["b"]["label"]) == ("run", "run 1", "run 2")
@@ -203,10 +205,10 @@ def test_a_missing_history_or_json_folder_is_one_line(tmp_path: Path, runs: Path
     result = invoke("compare", "1", "2", "--profiles", tmp_path / "models_profile.json")
     assert result.exit_code == BAD_INPUT
     assert result.stderr.startswith("tsuka: error: no run history at ")
-    result = compare(runs, "1", "2", "--json", tmp_path / "nowhere" / "cmp.json")
+    (tmp_path / "out").symlink_to(tmp_path / "nowhere")
+    result = compare(runs, "1", "2", "--json-file", tmp_path / "out" / "cmp.json")
     assert result.exit_code == BAD_INPUT
-    assert "folder" in result.stderr
-    assert "does not exist; create it first" in result.stderr
+    assert "cannot create its folder" in result.stderr
 
 
 def test_a_damaged_profile_is_one_line(tmp_path: Path) -> None:
@@ -222,3 +224,27 @@ def test_a_damaged_profile_is_one_line(tmp_path: Path) -> None:
         f"tsuka: error: {store}: profile m@none: testResults[0] needs a name, a category and a numeric score; "
         "it cannot be compared"
     )
+
+
+def test_json_prints_the_comparison_on_stdout_and_the_text_on_stderr(runs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cmp.json"
+    for args in (("--json", "1", "2"), ("1", "2", "--json"), ("1", "--json", "2", "--json-file", out)):
+        result = compare(runs, *args)
+        assert result.exit_code == 0, result.stderr
+        data = json.loads(result.stdout)
+        assert (data["a"]["label"], data["b"]["label"]) == ("run 1", "run 2")
+        assert "A: run 1 (suite default " in result.stderr
+        assert "deprecated" not in result.stderr
+    assert json.loads(out.read_text(encoding="utf-8")) == data
+
+
+@pytest.mark.parametrize("form", [("--json", "{out}"), ("--json={out}",)])
+def test_the_old_json_file_form_still_writes_the_file_with_a_warning(
+    runs: Path, tmp_path: Path, form: tuple[str, ...]
+) -> None:
+    out = tmp_path / "cmp.json"
+    result = compare(runs, "1", "2", *(word.format(out=out) for word in form))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines() == [DEPRECATED_JSON_FILE]
+    assert f"Wrote {out}" in result.stdout
+    assert json.loads(out.read_text(encoding="utf-8"))["compareVersion"] == 1

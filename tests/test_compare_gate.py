@@ -73,7 +73,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_several_tests_failing_in_a_category_fail_the_gate(history: tuple[Path, Path]) -> None:
     store, folder = history
     out = folder / "regression.json"
-    result = invoke("compare", "1", "2", "--fail-on-regression", "--json", out, "--profiles", store)
+    result = invoke("compare", "1", "2", "--fail-on-regression", "--json-file", out, "--profiles", store)
 
     assert result.exit_code == REGRESSED, result.stdout + result.stderr
     assert re.search(r"instruction\s+1\.00\s+0\.60\s+-0\.40\s+-0\.\d\d to -0\.\d\d\s+yes, worse\s+10", result.stdout)

@@ -52,7 +52,7 @@ def run(tmp_path: Path, first: Reply) -> tuple[LoopbackServer, str, dict[str, An
     store, history = tmp_path / "models_profile.json", tmp_path / "history.sqlite"
     with LoopbackServer(llama_like(first)) as server:
         result = invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "--history-db", history,
-                        "-e", "none")  # fmt: skip
+                        "-e", "none", "--max-tokens", "64")  # fmt: skip
     assert result.exit_code == 0, result.stdout + result.stderr
     (tmp_path / "run.txt").write_text(result.stdout, encoding="utf-8")
     shown = invoke("show", "last", "m1@none", "tool_write_append", "--history-db", history)
@@ -74,7 +74,7 @@ def test_a_call_cut_at_the_limit_is_judged_as_cut_and_ends_the_conversation(tmp_
     assert profile["answerFaults"]["cutAtLimit"] == 1
     assert profile["scores"]["toolCalling"] < 1
     step0, step1 = shown.split("── step 1")
-    assert "x steps[0].checks[1] tool_arg_equals: answer cut at the token limit" in step0
+    assert "x steps[0].checks[1] tool_arg_equals: answer cut at max_tokens (64 of 64 tokens" in step0
     assert "✓ steps[0].checks[0] tool_called" in step0
     assert "(not sent)" in step1
     assert "not sent: step 0 was cut at the token limit in the middle of its write_file call" in step1

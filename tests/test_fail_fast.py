@@ -32,7 +32,10 @@ def refuse_with(status: int) -> Callable[[dict[str, Any], int], Reply]:
     return refuse
 
 
-@pytest.mark.parametrize(("status", "said"), [(401, "check the API key"), (403, "access"), (404, "base URL")])
+NO_KEY = "no API key was sent: OPENAI_API_KEY is not set"
+
+
+@pytest.mark.parametrize(("status", "said"), [(401, NO_KEY), (403, NO_KEY), (404, "base URL")])
 def test_a_refusing_answer_stops_each_model_after_one_request(status: int, said: str, tmp_path: Path) -> None:
     """A server with no model list to vouch for the names: each model's first request goes alone."""
     store = tmp_path / "p.json"

@@ -37,7 +37,8 @@ def test_rich_progress_draws_a_bar_per_level_and_prints_notes_as_they_are(suite:
         progress.test_done("m", "none", _result(suite))
         progress.note("names like [bold]this[/bold] are not markup")
     text = out.getvalue()
-    assert "m@none (no effort)" in text
+    assert "m@none (effort not applied)" in text
+    assert "(no effort)" not in text
     assert "1/1" in text
     assert "note: names like [bold]this[/bold] are not markup" in text
 

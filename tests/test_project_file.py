@@ -145,16 +145,20 @@ base_url = "http://127.0.0.1:1/v1"
 [[endpoints]]
 name = "b"
 modles = ["x"]
+token = "abc"
 """,
     )
     result = invoke("run", "--config", config)
     assert result.exit_code == 2
     err = result.stderr
-    assert "4 problem(s) in the project file" in err
+    assert "6 problem(s) in the project file" in err
     assert f"{config}:1: efforts.1: " in err
     assert f"{config}:2: concurency: unknown key; did you mean 'concurrency'?" in err
     assert f"{config}:3: timeout: " in err
     assert f"{config}:11: endpoints.1.modles: unknown key; did you mean 'models'?" in err
+    assert f"{config}:12: endpoints.1.token: secrets never live in the project file" in err
+    lines = [int(line.split(":")[1]) for line in err.splitlines() if line.startswith(f"{config}:")]
+    assert lines == [1, 2, 3, 11, 12, 12]  # in file order
 
 
 def test_pyproject_tool_table_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

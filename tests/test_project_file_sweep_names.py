@@ -66,7 +66,7 @@ api_key_env = "HOSTED_KEY"
         result = invoke("run", "--config", config, "-e", "none", env={"HOSTED_KEY": "k\u00e9y-with-accent"})
     assert result.exit_code != 0
     said = " ".join((result.stdout + result.stderr).split())
-    assert "the API key (HOSTED_KEY) holds a non-ASCII character at position 2" in said
+    assert "the API key (HOSTED_KEY (api_key_env of endpoint hosted)) holds a non-ASCII character at position 2" in said
     assert "OPENAI_API_KEY" not in said
     assert "k\u00e9y" not in said
     assert server.requests == []

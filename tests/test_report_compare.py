@@ -439,12 +439,14 @@ def test_compare_needs_two_sides(runs: Runs) -> None:
 
 
 def test_a_page_that_cannot_be_written_is_one_line(runs: Runs) -> None:
-    out = runs.folder / "no-such-folder" / "cmp.html"
+    (runs.folder / "a-file").write_text("", encoding="utf-8")
+    out = runs.folder / "a-file" / "cmp.html"  # a missing folder is made; a file in the way cannot be
     for args in (("--compare", "1", "2"), ("1",)):
         result = invoke("report", *args, "--profiles", runs.store, "-o", out)
 
         assert result.exit_code == 2
         assert result.stderr.startswith(f"tsuka: error: cannot write {out}: ")
+        assert "a-file is a file, not a folder" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
 
 

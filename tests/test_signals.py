@@ -103,12 +103,15 @@ def test_a_damaged_store_still_writes_the_ci_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("option", ["--junit", "--json-file"])
-def test_a_ci_file_in_a_missing_folder_is_refused_before_any_request(tmp_path: Path, option: str) -> None:
+def test_a_ci_file_through_a_link_to_nothing_is_refused_before_any_request(tmp_path: Path, option: str) -> None:
+    (tmp_path / "reports").symlink_to(tmp_path / "elsewhere")
     with LoopbackServer() as server:
         result = invoke("run", "all", "--base-url", server.base_url, "--profiles", tmp_path / "p.json",
-                        option, tmp_path / "nowhere" / "out")  # fmt: skip
+                        option, tmp_path / "reports" / "ci" / "out")  # fmt: skip
     assert result.exit_code == 2
     assert server.requests == []
-    assert f"{option} " in result.stderr
-    assert "does not exist" in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"tsuka: error: {option} {tmp_path / 'reports' / 'ci' / 'out'}: cannot create its folder (")
+    assert "reports is a symbolic link to" in line
     assert not (tmp_path / "p.json").exists()
+    assert not (tmp_path / "elsewhere").exists()

@@ -345,7 +345,7 @@ def test_corrupt_file_is_refused_and_left_untouched(tmp_path: Path, content: byt
     assert "\n" not in str(info.value)
     assert str(path) in str(info.value)
     assert path.read_bytes() == content
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == ["models_profile.json"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".tsuka") == ["models_profile.json"]
     with pytest.raises(StoreError, match=message):
         store.read()
 
@@ -425,10 +425,17 @@ def test_update_through_a_symbolic_link_writes_the_target(tmp_path: Path) -> Non
     assert json.loads(real.read_text(encoding="utf-8"))["recommendations"] == {"m": "low"}
 
 
-def test_missing_folder_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(StoreError, match="does not exist"):
-        ProfileStore(tmp_path / "no" / "models_profile.json").update({}, {"m": "low"})
-    assert not (tmp_path / "no").exists()
+def test_missing_folders_are_created(tmp_path: Path) -> None:
+    ProfileStore(tmp_path / "no" / "such" / "models_profile.json").update({}, {"m": "low"})
+    stored = json.loads((tmp_path / "no" / "such" / "models_profile.json").read_text(encoding="utf-8"))
+    assert stored["recommendations"] == {"m": "low"}
+
+
+def test_a_folder_link_to_nothing_is_refused_and_nothing_is_created(tmp_path: Path) -> None:
+    (tmp_path / "out").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(StoreError, match=r"cannot create its folder \(.*out is a symbolic link to .*elsewhere"):
+        ProfileStore(tmp_path / "out" / "sub" / "models_profile.json").update({}, {"m": "low"})
+    assert not (tmp_path / "elsewhere").exists()
 
 
 def test_failed_write_leaves_old_file_and_no_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -481,8 +488,12 @@ def test_lock_held_elsewhere_times_out(tmp_path: Path) -> None:
     path = tmp_path / "models_profile.json"
     holder_script = "import sys; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire(); "
     holder_script += "print('held', flush=True); sys.stdin.read()"
+    (tmp_path / ".tsuka").mkdir()
     holder = subprocess.Popen(
-        [PYTHON, "-c", holder_script, str(path) + ".lock"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [PYTHON, "-c", holder_script, str(ProfileStore(path).lock_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None
@@ -546,3 +557,16 @@ def test_threads_of_one_process_writing_at_once_all_land(tmp_path: Path) -> None
     with ThreadPoolExecutor(max_workers=4) as pool:
         list(pool.map(write, ["a", "b", "c", "d"]))
     assert len(ProfileStore(path).read().profiles) == 4 * count
+
+
+def test_the_lock_lives_under_tsuka_not_beside_the_users_files(tmp_path: Path) -> None:
+    real = tmp_path / "shared" / "store.json"
+    real.parent.mkdir()
+    link = tmp_path / "models_profile.json"
+    link.symlink_to(real)
+    ProfileStore(real).update({}, {"m": "low"})
+    ProfileStore(link).update({}, {"n": "high"})
+    assert ProfileStore(link).lock_path == ProfileStore(real).lock_path == real.parent / ".tsuka" / "store.json.lock"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["models_profile.json", "shared"]
+    assert sorted(p.name for p in real.parent.iterdir()) == [".tsuka", "store.json"]
+    assert [p.name for p in (real.parent / ".tsuka").iterdir()] == ["store.json.lock"]

@@ -23,7 +23,6 @@ from readonly import readonly_folder_holding, without_file_privileges
 
 from tsuka_core import Registry
 from tsuka_core.cli.main import cli
-from tsuka_core.errors import StoreError
 from tsuka_core.storage import store as store_module
 from tsuka_core.storage.layout import dumps_store
 from tsuka_core.storage.store import ProfileStore
@@ -277,8 +276,10 @@ def test_a_store_locked_past_the_timeout_is_one_line_and_loses_nothing(
     monkeypatch.setattr(store_module, "DEFAULT_LOCK_TIMEOUT", 0.5)
     holder_script = "import sys; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire(); "
     holder_script += "print('held', flush=True); sys.stdin.read()"
+    lock = tmp_path / ".tsuka" / "models_profile.json.lock"
+    lock.parent.mkdir()
     holder = subprocess.Popen(
-        [PYTHON, "-c", holder_script, f"{store}.lock"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [PYTHON, "-c", holder_script, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
         assert holder.stdout is not None
@@ -296,7 +297,7 @@ def test_a_store_locked_past_the_timeout_is_one_line_and_loses_nothing(
     assert result.exit_code == 1
     lines = [line for line in result.stderr.splitlines() if line.startswith("tsuka:")]
     assert lines == [
-        f"tsuka: error: cannot lock {store}.lock within 0.5 s: another run is writing {store}; "
+        f"tsuka: error: cannot lock {lock} within 0.5 s: another run is writing {store}; "
         "try again when it has finished; the run stopped there, no profile was stored"
     ], result.stderr
     assert elapsed < 30
@@ -332,8 +333,8 @@ def test_check_writable_refuses_a_read_only_folder_in_one_line(readonly_folder: 
 def test_check_writable_passes_a_writable_folder_and_leaves_nothing_behind(tmp_path: Path) -> None:
     ProfileStore(tmp_path / "models_profile.json").check_writable()
     assert list(tmp_path.iterdir()) == []
-    with pytest.raises(StoreError, match=r"folder .* does not exist; create it first"):
-        ProfileStore(tmp_path / "missing" / "models_profile.json").check_writable()
+    ProfileStore(tmp_path / "missing" / "models_profile.json").check_writable()
+    assert [p.name for p in tmp_path.rglob("*")] == ["missing"]
 
 
 def test_a_write_clears_only_the_temporary_files_of_dead_writers(tmp_path: Path) -> None:
@@ -348,5 +349,5 @@ def test_a_write_clears_only_the_temporary_files_of_dead_writers(tmp_path: Path)
         path.write_text("{", encoding="utf-8")
     ProfileStore(store).update({"m@none": {"model": "m"}}, {})
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["models_profile.json", "models_profile.json.lock", *(p.name for p in kept)]
+        [".tsuka", "models_profile.json", *(p.name for p in kept)]
     )

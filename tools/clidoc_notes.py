@@ -43,6 +43,9 @@ ERRORS = """
 Errors are one line on standard error, such as
 `tsuka: error: unknown backend 'olama' ('tsuka backends' lists them)`, never a
 traceback. An invalid suite prints one line per problem, then the count.
+A usage error (a bad option value, an unknown option, a missing argument) is
+one line too, with where help is, and exit status 2:
+`tsuka: error: Invalid value for '--tools': File 'nope.json' does not exist. (see 'tsuka gate --help')`.
 """
 """Follows the table of exit statuses."""
 

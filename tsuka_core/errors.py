@@ -62,6 +62,8 @@ class RequestError(BackendError):
     """A request to a model server failed for good, after any retries."""
 
     exit_code = 1
+    explains_refusal = False
+    """True when the message already says what to check after a 401 or 403 (the key sent, or why none was)."""
 
     def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
         super().__init__(message)

@@ -52,8 +52,8 @@ class BackendConfig:
 
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
-    api_key_env: str | None = None
-    """The environment variable ``api_key`` was read from, for errors to name (a backend's own variable if unset)."""
+    api_key_from: str | None = None
+    """Where ``api_key`` was read from (a variable's name), said when a server refuses the key."""
     model_path: str | None = None
     """A model file, for backends that run a model in-process."""
     timeout: float = 300.0
@@ -121,6 +121,9 @@ class ChatResponse:
     (``usage.completion_tokens_details.reasoning_tokens``)."""
     finish_reason: str | None = None
     """Why generation stopped as the server said it (``stop``, ``length``, ``tool_calls``); None when not sent."""
+    token_limit: int | None = None
+    """The completion token limit the request sent (``max_tokens``); None when unknown. An answer cut
+    with fewer tokens than that was cut by the server's context size (or its own cap), not by it."""
 
     @property
     def cut_at_limit(self) -> bool:

@@ -255,7 +255,7 @@ class EmbeddedBackend(Backend):
         label = f"backend 'embedded', model {request.model}"
         _raise_error(label, result)
         self.timings.add(result.get("timings"))
-        return parse_completion(JsonReply(result, 200, duration, 1), label)
+        return parse_completion(JsonReply(result, 200, duration, 1), label, body["max_tokens"])
 
     def _generate(self, path: Path, body: dict[str, Any], cancel: threading.Event) -> tuple[dict[str, Any], float]:
         from tsuka_core.backends.llama_runtime import Cancelled

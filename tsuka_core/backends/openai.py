@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
+from tsuka_core.backends.apikey import KeySource, checked_key
 from tsuka_core.backends.base import (
     Backend,
     BackendConfig,
@@ -90,8 +91,8 @@ class OpenAIBackend(Backend):
                 "pass --base-url or set OPENAI_BASE_URL"
             )
         self.base_url = base_url.rstrip("/")
-        source = config.api_key_env or ("the configured API key" if config.api_key else "OPENAI_API_KEY")
-        self.api_key = _checked_key((config.api_key or os.environ.get("OPENAI_API_KEY") or "").strip(), source) or None
+        self._key = KeySource.find(config.api_key, config.api_key_from, os.environ)
+        self.api_key = checked_key(self._key.key or "", self._key.origin) or None
         self._secrets = [*([self.api_key] if self.api_key else []), *url_secrets(self.base_url)]
         self._props: Mapping[str, Any] | None = None
         self._props_lock: asyncio.Lock | None = None
@@ -214,9 +215,10 @@ class OpenAIBackend(Backend):
         # Off the loop: repairing broken tool arguments may take a while, and no other request should wait on it.
         if isinstance(reply.data, StreamedAnswer):
             answer = reply.data
-            response = await asyncio.to_thread(parse_completion, replace(reply, data=answer.completion()), label)
+            completion = replace(reply, data=answer.completion())
+            response = await asyncio.to_thread(parse_completion, completion, label, body.get("max_tokens"))
             return timed_by_stream(response, answer)
-        return await asyncio.to_thread(parse_completion, reply, label)
+        return await asyncio.to_thread(parse_completion, reply, label, body.get("max_tokens"))
 
     def _streaming(self) -> bool:
         """True while streaming is on and the server is not llama.cpp (known from ``/props``), which times answers."""
@@ -263,6 +265,9 @@ class OpenAIBackend(Backend):
         except StatusError as error:
             if error.status == 404:
                 error.args = (f"{error} (is the base URL right? it usually ends in /v1)",)
+            elif error.status in (401, 403):
+                error.args = (f"{error} ({self._key.refusal_hint(error.status, os.environ)})",)
+                error.explains_refusal = True
             raise
 
 
@@ -291,11 +296,12 @@ def _outgoing_call(call: Any) -> Any:
     return {**call, "function": {**function, "arguments": text}}
 
 
-def parse_completion(reply: JsonReply, label: str) -> ChatResponse:
+def parse_completion(reply: JsonReply, label: str, token_limit: int | None = None) -> ChatResponse:
     """Normalise a chat-completion answer: text without reasoning, tool calls, usage (or an estimate), timings.
 
     llama.cpp's ``timings`` give the generation and prompt time the server
     measured; without them the request's wall time is all there is.
+    ``token_limit`` is the ``max_tokens`` the request sent.
     """
     choice = _first_choice(reply.data, label)
     message = choice["message"]
@@ -321,6 +327,7 @@ def parse_completion(reply: JsonReply, label: str) -> ChatResponse:
         duration=reply.duration,
         reasoning_tokens=reasoning_tokens(usage),
         finish_reason=finish if isinstance(finish, str) and finish else None,
+        token_limit=token_limit,
         **server_timings(reply.data),
     )
 
@@ -369,18 +376,6 @@ def _usable_url(url: str) -> bool:
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and bool(parts.hostname)
-
-
-def _checked_key(key: str, source: str) -> str:
-    """``key`` (read from ``source``, white space around it stripped) if HTTP can carry it in a header; never echoed."""
-    for position, char in enumerate(key, start=1):
-        if not "!" <= char <= "~":
-            what = "a non-ASCII character" if ord(char) > 127 else "a space" if char == " " else "a control character"
-            raise BackendError(
-                f"the API key ({source}) holds {what} at position {position}, which cannot be sent in an "
-                "HTTP header: check that its value was copied whole and nothing else"
-            )
-    return key
 
 
 def _props_url(base_url: str) -> str:

@@ -1,4 +1,4 @@
-"""The files CI reads (``--junit``, ``--json-file``): their folders checked first, and written however a run ends."""
+"""The files CI reads (``--junit``, ``--json-file``): their folders made first, and written however a run ends."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import click
 
 from tsuka_core.errors import TsukaError, UsageError
 from tsuka_core.report.junit import write_junit
+from tsuka_core.storage.files import make_folders
 from tsuka_core.storage.layout import dumps_store
 
-__all__ = ["check_ci_paths", "ci_files_always", "write_ci_files"]
+__all__ = ["check_ci_paths", "ci_files_always", "output_folder", "write_ci_files"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,10 +31,18 @@ def check_ci_paths(values: Mapping[str, Any]) -> None:
         if path is None:
             continue
         folder = Path(path).parent
-        if not folder.is_dir():
-            raise UsageError(f"{option} {path}: folder {folder} does not exist; create it first")
+        output_folder(option, Path(path))
         if not os.access(folder, os.W_OK | os.X_OK) or (Path(path).exists() and not os.access(path, os.W_OK)):
             raise UsageError(f"{option} {path}: cannot write there (permission denied); nothing was run")
+
+
+def output_folder(option: str, path: Path) -> None:
+    """Create the missing folders of the file ``option`` names; UsageError when they cannot be."""
+
+    try:
+        make_folders(path.parent)
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot create its folder ({exc.strerror or exc})") from None
 
 
 def write_ci_files(values: Mapping[str, Any], levels: Sequence[Any], data: Any, error: str | None = None) -> None:

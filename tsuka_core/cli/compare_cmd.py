@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 
 import click
 
+from tsuka_core.cli.ci_files import output_folder
 from tsuka_core.cli.compare_text import comparison_lines, details_lines, print_lines
 from tsuka_core.cli.exits import REGRESSED
+from tsuka_core.cli.legacy_json import LegacyJsonFileCommand
 from tsuka_core.cli.options import history_db_option, profiles_option
 from tsuka_core.compare.compute import compare as compare_sides
 from tsuka_core.compare.sides import load_side
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["compare"]
 
 
-@click.command()
+@click.command(cls=LegacyJsonFileCommand)
 @click.argument("ref_a", metavar="A")
 @click.argument("ref_b", metavar="B")
 @click.option("--details", is_flag=True, help="Show the answers of each changed test of a run, A's then B's.")
@@ -34,10 +36,16 @@ __all__ = ["compare"]
 )
 @click.option(
     "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the comparison as JSON on stdout, the text going to stderr (its structure is in docs/compare.md).",
+)
+@click.option(
+    "--json-file",
     "json_path",
     type=click.Path(path_type=Path, dir_okay=False),
     metavar="FILE",
-    help="Also write the comparison as JSON to FILE (its structure is in docs/compare.md).",
+    help="Also write the comparison as JSON to FILE. The old form '--json FILE' still works, with a warning.",
 )
 @click.option(
     "--common-tests",
@@ -51,6 +59,7 @@ def compare(
     ref_b: str,
     details: bool,
     fail_on_regression: bool,
+    as_json: bool,
     json_path: Path | None,
     common_tests: bool,
     history_db: Path | None,
@@ -68,7 +77,7 @@ def compare(
     tsuka compare last~1 last                  the run before the last, and the last
     tsuka compare qwen-7b@low qwen-7b-q4@low   two stored profiles
     tsuka compare 12 14 --details              with the answers of each changed test
-    tsuka compare qwen-7b@low last --fail-on-regression --json cmp.json   in CI
+    tsuka compare qwen-7b@low last --fail-on-regression --json-file cmp.json   in CI
     tsuka compare 3 4 --common-tests           after a suite edit (4 a 'tsuka rescore' of 3)
 
     For each paired level: each side's tier; each category's score, the
@@ -91,28 +100,29 @@ def compare(
     lines = list(comparison_lines(found))
     if details:
         lines.extend(details_lines(found, side_a, side_b))
-    print_lines(lines)
+    print_lines(lines, stderr=as_json)
+    if as_json:
+        click.echo(dumps_store(found.to_json()), nl=False)
     if json_path is not None:
-        _write_json(json_path, found)
+        _write_json(json_path, found, stderr=as_json)
     if fail_on_regression and found.has_regression:
         click.echo(f"tsuka: {len(found.regressions())} regression(s) (--fail-on-regression)", err=True)
         raise SystemExit(REGRESSED)
 
 
 def _check_writable(path: Path) -> None:
-    """Raise UsageError before anything is read when ``--json FILE`` could not be written."""
+    """Raise UsageError before anything is read when ``--json-file FILE`` could not be written."""
 
     folder = path.parent
-    if not folder.is_dir():
-        raise UsageError(f"--json {path}: folder {folder} does not exist; create it first")
+    output_folder("--json-file", path)
     if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise UsageError(f"--json {path}: cannot write there (permission denied)")
+        raise UsageError(f"--json-file {path}: cannot write there (permission denied)")
 
 
-def _write_json(path: Path, found: Comparison) -> None:
+def _write_json(path: Path, found: Comparison, *, stderr: bool) -> None:
 
     try:
         path.write_text(dumps_store(found.to_json()), encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"--json {path}: cannot write it ({exc.strerror or exc})") from None
-    click.echo(f"Wrote {path}")
+        raise UsageError(f"--json-file {path}: cannot write it ({exc.strerror or exc})") from None
+    click.echo(f"Wrote {path}", err=stderr)

@@ -30,9 +30,9 @@ __all__ = ["comparison_lines", "details_lines", "print_lines"]
 _ARROWS: dict[Direction, str] = {"pass->fail": "pass → fail", "fail->pass": "fail → pass", "score": "score changed"}
 
 
-def print_lines(lines: Iterable[RenderableType]) -> None:
-    """Print each line or table; a plain string is shown as it is, never read as markup."""
-    console().print(*(Text(line) if isinstance(line, str) else line for line in lines), sep="\n")
+def print_lines(lines: Iterable[RenderableType], *, stderr: bool = False) -> None:
+    """Print each line or table (on stderr if asked); a plain string is shown as it is, never read as markup."""
+    console(stderr).print(*(Text(line) if isinstance(line, str) else line for line in lines), sep="\n")
 
 
 def _side(info: SideInfo) -> str:

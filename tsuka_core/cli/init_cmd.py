@@ -12,6 +12,7 @@ import click
 import httpx
 
 from tsuka_core.errors import UsageError
+from tsuka_core.storage.files import read_regular_file
 
 if TYPE_CHECKING:
     import httpx
@@ -125,3 +126,19 @@ def init(url: str | None, name: str, path: Path) -> None:
     except OSError as exc:
         raise UsageError(f"{path}: cannot write: {exc}") from None
     click.echo(f"wrote {path}", err=True)
+    if not _ignored(path.parent / ".gitignore"):
+        click.echo(
+            "tsuka keeps its run history and lock files in .tsuka/ beside the profile store; "
+            "to keep them out of git: echo '.tsuka/' >> .gitignore",
+            err=True,
+        )
+
+
+def _ignored(gitignore: Path) -> bool:
+    """True when ``gitignore`` already has a line for ``.tsuka``."""
+
+    try:
+        text = read_regular_file(gitignore, 1024 * 1024).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(line.strip().strip("/") in (".tsuka", "**/.tsuka") for line in text.splitlines())

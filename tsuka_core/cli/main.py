@@ -12,7 +12,7 @@ from tsuka_core.cli.exits import INTERRUPTED
 from tsuka_core.cli.terminal import escaped_output
 from tsuka_core.errors import SuiteError, TsukaError
 
-__all__ = ["TsukaGroup", "cli", "main"]
+__all__ = ["TsukaGroup", "cli", "click_error_line", "main"]
 
 
 class TsukaGroup(click.Group):
@@ -55,6 +55,18 @@ class TsukaGroup(click.Group):
         with escaped_output():
             return self._invoke(ctx)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Parse the group's own options; a bad one is one line too (``tsuka --bogus``)."""
+
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.ClickException as exc:
+            with escaped_output():
+                click.echo(click_error_line(exc), err=True)
+            ctx.exit(exc.exit_code)
+
     def _invoke(self, ctx: click.Context) -> Any:
 
         try:
@@ -67,9 +79,23 @@ class TsukaGroup(click.Group):
         except TsukaError as exc:
             click.echo(f"tsuka: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.ClickException as exc:  # a usage error: an unknown option, a bad value, a missing argument
+            click.echo(click_error_line(exc), err=True)
+            ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("tsuka: interrupted", err=True)
             ctx.exit(INTERRUPTED)
+
+
+def click_error_line(exc: click.ClickException) -> str:
+    """Click's error as one line, with where help is, in place of its usage block (the exit status is click's: 2)."""
+    message = " ".join(exc.format_message().split())
+    context = getattr(exc, "ctx", None)
+    command = context.command_path if isinstance(context, click.Context) else "tsuka"
+    hint = f" (see '{command} --help')" if isinstance(exc, click.UsageError) else ""
+    return f"tsuka: error: {message}{hint}"
 
 
 @click.group(cls=TsukaGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import difflib
 import json
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
 
+from tsuka_core.backends.base import Backend
 from tsuka_core.cli.display import console
 from tsuka_core.cli.loaded import loaded_registry
 from tsuka_core.errors import UsageError
 from tsuka_core.judge.checks import describe
+
+if TYPE_CHECKING:
+    from tsuka_core.backends.base import Backend
 
 __all__: list[str] = []
 
@@ -70,11 +75,19 @@ def backends() -> None:
         table.add_column(column)
     for name, entry in sorted(loaded_registry().backends.items()):
         cls = entry.cls
-        efforts = "applied" if cls.applies_effort else "cannot apply"
+        description = cls.description().replace("``", "`")  # reST literals read as Markdown ones in a terminal
         table.add_row(
-            name, f"{entry.distribution} {entry.plugin.version}", " ".join(cls.env_vars), efforts, cls.description()
+            name, f"{entry.distribution} {entry.plugin.version}", " ".join(cls.env_vars), _efforts(cls), description
         )
     console().print(table)
+
+
+def _efforts(cls: type[Backend]) -> str:
+    """Whether a backend applies efforts: never, always, or per model (it says when a model ignores them)."""
+
+    if not cls.applies_effort:
+        return "cannot apply"
+    return "applied" if cls.effort_ignored is Backend.effort_ignored else "if the model reads them"
 
 
 @click.command()

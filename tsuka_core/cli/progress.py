@@ -95,7 +95,7 @@ class RichProgress:
 
     def level_started(self, model: str, effort: Effort, applied: bool, total: int) -> None:
         """Add a bar for the level."""
-        label = f"{model}@{effort}" + ("" if applied else " (no effort)")
+        label = f"{model}@{effort}" + ("" if applied else " (effort not applied)")
         self.tasks[f"{model}@{effort}"] = self.progress.add_task(label, total=total, last="")
 
     def test_done(self, model: str, effort: Effort, result: TestResult) -> None:

@@ -40,6 +40,7 @@ _FILE_KEYS = (
     "junit",
     "json_file",
     "min_tier",
+    "model_check",
 )
 """Top-level keys of the file that set the ``tsuka run`` option of the same name."""
 
@@ -113,5 +114,9 @@ def endpoint_plan(base: RunOptions, models: Sequence[str]) -> list[tuple[Endpoin
     """One RunOptions per endpoint of the project file, or none when the command line names its own server."""
 
     ctx = click.get_current_context()
-    given = [key for key in ("efforts", "concurrency", *plan.ENDPOINT_OVERRIDES) if from_command_line(ctx, key)]
+    given = [
+        key
+        for key in ("efforts", "concurrency", "model_check", *plan.ENDPOINT_OVERRIDES)
+        if from_command_line(ctx, key)
+    ]
     return plan.endpoint_plan(base, ctx.meta.get(_PROJECT), models, given)

@@ -14,6 +14,7 @@ from tsuka_core.errors import UsageError
 from tsuka_core.report.compare_html import write_comparison
 from tsuka_core.report.compare_page import page_of
 from tsuka_core.report.html import write_report
+from tsuka_core.storage.files import make_folders
 from tsuka_core.storage.history import default_history_path
 from tsuka_core.storage.history_query import load_run
 
@@ -98,9 +99,10 @@ def _comparison_page(output: Path, refs: tuple[str, str], history: Path, store: 
 
 
 def _writing(output: Path, write: Callable[[], None]) -> None:
-    """Run ``write``; a file that cannot be written is a one-line error, not a traceback."""
+    """Run ``write`` once ``output``'s folders exist; a file that cannot be written is one line, not a traceback."""
 
     try:
+        make_folders(output.parent)
         write()
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc

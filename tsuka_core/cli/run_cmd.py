@@ -198,6 +198,7 @@ def make_config(values: dict[str, Any]) -> Any:
     return BackendConfig(
         base_url=base_url,
         api_key=api_key_from(values.get("api_key_env")),
+        api_key_from=values.get("api_key_env"),
         model_path=str(model_path) if model_path else None,
         timeout=values.get("timeout", 300.0),
         retries=values.get("retries", 3),
@@ -240,6 +241,12 @@ def make_config(values: dict[str, Any]) -> Any:
 )
 @click.option("--temperature", type=float, callback=finite, help="Sampling temperature (sent only when given).")
 @click.option("--seed", type=int, help="Sampling seed (sent only when given).")
+@click.option(
+    "--model-check/--no-model-check",
+    default=True,
+    show_default=True,
+    help="Refuse a model name the server does not list; --no-model-check for a gateway serving unlisted ones.",
+)
 @click.option(
     "--max-tokens",
     type=click.IntRange(min=1),
@@ -293,6 +300,7 @@ def run(
         concurrency=concurrency,
         repeats=repeats,
         proxy=values.get("proxy"),
+        model_check=values.get("model_check", True),
         **history_options(values, profiles),
     )
     plan = endpoint_plan(options, models)

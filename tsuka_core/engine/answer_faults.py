@@ -10,7 +10,16 @@ from tsuka_core.backends.base import ChatResponse
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.judge.textcalls import text_tool_call
 
-__all__ = ["FAULT_FIELDS", "FAULT_LABELS", "Fault", "answer_fault", "fault_counts", "fault_label", "faults_line"]
+__all__ = [
+    "FAULT_FIELDS",
+    "FAULT_LABELS",
+    "Fault",
+    "answer_fault",
+    "cut_detail",
+    "fault_counts",
+    "fault_label",
+    "faults_line",
+]
 
 Fault = Literal[
     "thinking_only",
@@ -88,7 +97,7 @@ def answer_fault(
         spent = response.reasoning_tokens or response.completion_tokens
         return "thinking_only", f"no answer after {spent} reasoning tokens"
     if response.cut_at_limit:
-        return "cut", f"answer cut at the token limit (finish_reason: length, {response.completion_tokens} tokens)"
+        return "cut", cut_detail(response)
     if not tools:
         return None
     if not response.tool_calls:
@@ -120,6 +129,25 @@ def _thought(response: ChatResponse) -> bool:
 
 def _names(calls: Sequence[ToolCall]) -> str:
     return ", ".join(c.name for c in calls)
+
+
+def cut_detail(response: ChatResponse) -> str:
+    """Which limit cut the answer: ``max_tokens``, or the server's context size when the answer stopped short of it.
+
+    A server stops an answer with ``finish_reason: length`` both when it
+    reaches the request's ``max_tokens`` and when prompt and answer fill its
+    context (llama.cpp's ``-c``, per slot): they are lifted differently.
+    """
+    tokens, limit = response.completion_tokens, response.token_limit
+    if limit is None or response.usage_estimated:
+        return f"answer cut at the token limit (finish_reason: length, {tokens} tokens)"
+    if tokens >= limit:
+        return f"answer cut at max_tokens ({tokens} of {limit} tokens; raise --max-tokens)"
+    prompt = f"{response.prompt_tokens} prompt + " if response.prompt_tokens is not None else ""
+    return (
+        f"answer cut at the server's context size, not max_tokens ({prompt}{tokens} answer tokens, "
+        f"max_tokens {limit}; raise the server's context, llama-server -c, or its own token cap)"
+    )
 
 
 def _call_fault(call: ToolCall, tools: Sequence[Mapping[str, Any]], expected: str | None) -> tuple[Fault, str] | None:

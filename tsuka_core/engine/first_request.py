@@ -25,7 +25,7 @@ def refuses_model(error: RequestError) -> ModelRefused | None:
     """The :class:`ModelRefused` that ``error`` stands for, or None for an error that may not repeat."""
     if error.status not in REFUSING_STATUSES:
         return None
-    hint = _HINTS.get(error.status)
+    hint = None if error.explains_refusal else _HINTS.get(error.status)
     return ModelRefused(f"{error}{f' ({hint})' if hint else ''}")
 
 
@@ -77,7 +77,9 @@ class FirstAlone:
     def _raise_refused(self) -> None:
         """Fail alike, sending nothing, once the model was refused."""
         if self._refusal is not None:
-            raise RequestError(str(self._refusal), status=self._refusal.status)
+            refused = RequestError(str(self._refusal), status=self._refusal.status)
+            refused.explains_refusal = self._refusal.explains_refusal
+            raise refused
 
     def _let_go(self, error: BaseException | None) -> None:
         """Release the first request's turn, if this task holds it; open the gate unless the model was refused."""

@@ -39,33 +39,40 @@ class Prepared:
     """Models the backend's own list named: the server knows them, so their first request need not go alone."""
 
 
-async def prepare(backend: Backend, asked: Backend, requested: Sequence[str], observer: SweepObserver) -> Prepared:
+async def prepare(
+    backend: Backend, asked: Backend, requested: Sequence[str], observer: SweepObserver, *, model_check: bool = True
+) -> Prepared:
     """Resolve ``requested`` and ask ``asked`` for the server's facts, both at once when the names are given.
 
     With ``all`` the names come from the model list, so the facts are asked
     after it. A refused name cancels the facts still being asked.
+    ``model_check`` False measures names the server does not list (a gateway).
     """
     wanted = [m for m in requested if m != "all"]
     if not wanted or len(wanted) != len(requested):
-        models, listed = await resolve_models(backend, requested)
+        models, listed = await resolve_models(backend, requested, model_check=model_check)
         return Prepared(models, await server_facts(asked, models, observer), listed)
     both: list[Coroutine[Any, Any, Any]] = [
         server_facts(asked, list(dict.fromkeys(wanted)), observer),
-        resolve_models(backend, requested),
+        resolve_models(backend, requested, model_check=model_check),
     ]
     facts, (models, listed) = await all_or_none(both)  # a refused name cancels the facts still being asked
     return Prepared(models, facts, listed)
 
 
-async def resolve_models(backend: Backend, requested: Sequence[str]) -> tuple[list[str], frozenset[str]]:
+async def resolve_models(
+    backend: Backend, requested: Sequence[str], *, model_check: bool = True
+) -> tuple[list[str], frozenset[str]]:
     """The models to measure (``all``: every model listed, then the names given) and those the list named.
 
     The names given are checked against the list of a backend that lists
-    every model (:func:`check_listed`); without ``all``, a list that cannot be
-    read leaves them to the first request.
+    every model (:func:`check_listed`) unless ``model_check`` is False;
+    without ``all``, a list that cannot be read leaves them to the first
+    request (unchecked names too: each model's first request then goes alone).
     """
     wanted = [m for m in requested if m != "all"]
-    checked = [m for m in wanted if not backend.takes_unlisted(m)] if backend.lists_every_model else []
+    lists_all = backend.lists_every_model and model_check
+    checked = [m for m in wanted if not backend.takes_unlisted(m)] if lists_all else []
     if wanted and len(wanted) == len(requested):
         listed: list[str] = []
         if checked:
@@ -131,5 +138,6 @@ def check_listed(backend: Backend, wanted: Sequence[str], listed: Sequence[str])
         shown = ", ".join(listed[:5]) + (", ..." if len(listed) > 5 else "")
         lister = f"backend {backend.name!r}" if backend.provider == backend.name else backend.provider
         raise UsageError(
-            f"model {model!r} is not among the models {lister} lists ({shown}){hint} ('tsuka models' lists them)"
+            f"model {model!r} is not among the models {lister} lists ({shown}){hint} ('tsuka models' lists them; "
+            "a gateway that serves models it does not list: --no-model-check, or model_check = false)"
         )

@@ -137,7 +137,8 @@ def _keyed(endpoint: Endpoint, config: BackendConfig) -> BackendConfig:
             f"endpoint {endpoint.name}: api_key_env names {endpoint.api_key_env}, which is not set; "
             f"set {endpoint.api_key_env} to its API key"
         )
-    return replace(config, api_key=key, api_key_env=endpoint.api_key_env)
+    origin = f"{endpoint.api_key_env} (api_key_env of endpoint {endpoint.name})"
+    return replace(config, api_key=key, api_key_from=origin)
 
 
 async def _listed(endpoint: Endpoint, options: RunOptions, registry: Registry) -> Listed:

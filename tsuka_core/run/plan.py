@@ -38,9 +38,12 @@ def endpoint_plan(
         efforts = tuple(endpoint.efforts) if endpoint.efforts and "efforts" not in given else base.efforts
         concurrency = endpoint.concurrency if endpoint.concurrency and "concurrency" not in given else base.concurrency
         wanted = () if endpoint.models == "all" else tuple(endpoint.models)
+        checked = endpoint.model_check if endpoint.model_check is not None and "model_check" not in given else None
         options = replace(
             base, models=wanted, backend=endpoint.backend, config=config, efforts=efforts, concurrency=concurrency
         )
+        if checked is not None:
+            options = replace(options, model_check=checked)
         plan.append((endpoint, replace(options, endpoint=endpoint.name)))
     return plan
 

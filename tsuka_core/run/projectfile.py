@@ -40,6 +40,10 @@ class Endpoint(BaseModel):
         description="The NAME of the environment variable holding the API key (never the key itself).",
     )
     options: dict[str, OptionValue] = Field(default_factory=dict, description="Backend-specific settings.")
+    model_check: bool | None = Field(
+        default=None,
+        description="false: measure model names the server does not list (a gateway); default: the run's.",
+    )
 
 
 class ProjectFile(BaseModel):
@@ -60,6 +64,7 @@ class ProjectFile(BaseModel):
     junit: str | None = Field(default=None, description="JUnit XML file, relative to this file.")
     json_file: str | None = Field(default=None, description="JSON result file, relative to this file.")
     min_tier: Tier | None = None
+    model_check: bool | None = Field(default=None, description="false: measure model names the server does not list.")
     endpoints: list[Endpoint] = Field(default_factory=list, description="Servers one run measures together.")
 
 
@@ -128,8 +133,14 @@ def load_project(explicit: Path | None = None, folder: Path | None = None) -> Pr
         data = ProjectFile()
     problems += _endpoint_problems(path, text, data.endpoints)
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(sorted(problems, key=lambda problem: _line_of(problem, path)))
     return Project(path, data)
+
+
+def _line_of(problem: str, path: Path) -> int:
+    """The line a problem names (``FILE:LINE: ...``), 0 for the whole file: problems are listed in file order."""
+    line = problem.removeprefix(f"{path}:").split(":", 1)[0]
+    return int(line) if line.isdigit() else 0
 
 
 def project_schema() -> dict[str, Any]:

@@ -53,6 +53,8 @@ class RunOptions:
     """The project file's endpoint this run measures: its name is recorded in each profile's provider."""
     store_names: Mapping[str, str] = field(default_factory=dict)
     """A model's name in the store when not its own (``NAME:model`` when two endpoints serve that model)."""
+    model_check: bool = True
+    """Refuse a model name the server does not list; False for a gateway serving models it does not list."""
 
 
 @dataclass
@@ -143,7 +145,8 @@ def make_backend(registry: Registry, name: str, config: BackendConfig, client: h
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise UsageError(f"unknown backend {name!r}{hint} ('tsuka backends' lists them){registry.missing_hint()}")
     if config.api_key is None and cls.api_key_env:
-        config = replace(config, api_key=os.environ.get(cls.api_key_env, "").strip() or None)
+        key = os.environ.get(cls.api_key_env, "").strip() or None
+        config = replace(config, api_key=key, api_key_from=cls.api_key_env if key else config.api_key_from)
     return cls(config, client)
 
 
@@ -170,22 +173,13 @@ async def run_benchmark(
     name = choose_backend(options.backend, options.config)
     pool = options.concurrency or MAX_SLOT_CONCURRENCY  # the sweep keeps to the chosen concurrency
     async with make_client(pool, options.config.timeout, options.proxy) as client:
-        backend = make_backend(registry, name, options.config, client)
-        asked = backend
-        same = backend.repeats_note() if options.repeats > 1 else None
-        if same:
-            observer.note(f"--repeats {options.repeats}: {same}")
-        if options.cache_path is not None and options.repeats > 1:
-            observer.note(
-                f"--repeats {options.repeats} bypasses the response cache: every run asks the model for a fresh answer"
-            )
-        elif options.cache_path is not None:
-            backend = with_cache(backend, options.cache_path)
+        asked = make_backend(registry, name, options.config, client)
+        backend = _cached(asked, options, observer)
         report = RunReport(backend.name, backend.provider, suite)
         kept: list[ModelSweep] = []
         sweeping = False
         try:
-            prepared = await prepare(backend, asked, options.models, observer)
+            prepared = await prepare(backend, asked, options.models, observer, model_check=options.model_check)
             models, facts = prepared.models, prepared.facts
             concurrency, said = concurrency_for(options.concurrency, facts)
             if said:
@@ -243,6 +237,20 @@ async def run_benchmark(
             report.cache = cache_stats(backend)
             await backend.aclose()
     return report
+
+
+def _cached(backend: Backend, options: RunOptions, observer: SweepObserver) -> Backend:
+    """``backend`` answering from the response cache when asked, unless repeats need fresh answers (said)."""
+    same = backend.repeats_note() if options.repeats > 1 else None
+    if same:
+        observer.note(f"--repeats {options.repeats}: {same}")
+    if options.cache_path is not None and options.repeats > 1:
+        observer.note(
+            f"--repeats {options.repeats} bypasses the response cache: every run asks the model for a fresh answer"
+        )
+    elif options.cache_path is not None:
+        return with_cache(backend, options.cache_path)
+    return backend
 
 
 def run_info(options: RunOptions, suite: Suite, backend: Backend, models: Sequence[str]) -> RunInfo:

@@ -5,7 +5,8 @@ A path may name a FIFO (reading blocks for ever), a device such as
 land on another program's file. :func:`read_regular_file` opens without
 blocking, refuses anything but a regular file and reads at most ``limit``
 bytes; :func:`check_store_link` refuses to write a profile store through a
-link whose target is not one.
+link whose target is not one; :func:`make_folders` creates an output file's
+missing folders, but never through a link to nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from tsuka_core.errors import StoreError
 
-__all__ = ["MAX_FILE_BYTES", "UnreadableFileError", "check_store_link", "read_regular_file"]
+__all__ = ["MAX_FILE_BYTES", "UnreadableFileError", "check_store_link", "make_folders", "read_regular_file"]
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest profile store or tools file read."""
@@ -77,3 +78,31 @@ def check_store_link(path: str | os.PathLike[str], contents: Mapping[str, Any] |
     raise StoreError(
         f"{link} is a symbolic link to {found}; nothing was written. Point it at a profile store or remove it"
     )
+
+
+def make_folders(folder: str | os.PathLike[str]) -> None:
+    """Create ``folder`` and its missing parents, as pytest does for its JUnit file.
+
+    A link on the way to a folder is followed; a link to nothing (creating it
+    would make a folder wherever the link points) or a file in the way raises
+    :class:`UnreadableFileError` with the reason, and nothing is created.
+    Another OSError (permission denied) is raised as it is.
+    """
+    missing: list[Path] = []
+    current = Path(folder)
+    while not current.is_dir():
+        if current.is_symlink():
+            target = os.readlink(current)
+            raise UnreadableFileError(errno.ENOTDIR, f"{current} is a symbolic link to {target}, which is not a folder")
+        if os.path.lexists(current):
+            raise UnreadableFileError(errno.ENOTDIR, f"{current} is a file, not a folder")
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for part in reversed(missing):
+        try:
+            os.mkdir(part)
+        except FileExistsError:
+            if not part.is_dir():
+                raise UnreadableFileError(errno.ENOTDIR, f"{part} appeared meanwhile and is not a folder") from None

@@ -45,6 +45,7 @@ from typing import Any
 
 from tsuka_core.errors import StoreError
 from tsuka_core.storage.answer_json import response_from_json, response_to_json
+from tsuka_core.storage.files import make_folders
 from tsuka_core.terms import HISTORY_ENV
 from tsuka_core.textsafe import scrub_text
 from tsuka_core.timestamps import format_tested_at
@@ -212,7 +213,7 @@ def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
         raise StoreError(f"no run history at {path}: 'tsuka run' records one (unless --no-history)")
     try:
         if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_folders(path.parent)
             db = sqlite3.connect(path, timeout=LOCK_TIMEOUT, isolation_level=None)
         else:
             uri = f"{path.resolve().as_uri()}?mode=ro"

@@ -17,7 +17,7 @@ from filelock import FileLock, Timeout
 
 from tsuka_core.errors import StoreError
 from tsuka_core.judge.jsontools import loads_strict
-from tsuka_core.storage.files import check_store_link, read_regular_file
+from tsuka_core.storage.files import check_store_link, make_folders, read_regular_file
 from tsuka_core.storage.layout import dumps_store
 from tsuka_core.storage.profile import BENCHMARK_VERSION, Profile
 from tsuka_core.storage.suite_sections import SUITE_PROFILES, SUITE_RECOMMENDATIONS, place, sections, upgrade
@@ -153,8 +153,13 @@ class ProfileStore:
 
     @property
     def lock_path(self) -> Path:
-        """The lock file beside the store: ``<name>.lock``."""
-        return self._target.with_name(self._target.name + ".lock")
+        """The lock file: ``.tsuka/<name>.lock`` in the store's folder, beside the history, out of the user's sight.
+
+        It is kept, not removed after use: removing a lock file another writer
+        may be waiting on would let two writers hold "the" lock at once. It is
+        keyed by the store's resolved path, so every link to one store takes one lock.
+        """
+        return self._target.parent / ".tsuka" / f"{self._target.name}.lock"
 
     def read(self) -> StoreData:
         """The store's contents; an empty store when the file does not exist."""
@@ -185,16 +190,16 @@ class ProfileStore:
             self._write(dumps_store(raw))
 
     def check_writable(self) -> None:
-        """Raise StoreError now when a write would fail for want of permission: a missing or read-only folder or file.
+        """Raise StoreError now when a write would fail: a folder that cannot be made, a read-only folder or file.
 
         A run calls it before it measures anything, so that no measurement is
-        made for a store that cannot take it. It creates and removes a probe
-        file beside the store; the store itself is not touched.
+        made for a store that cannot take it. It creates the missing folders,
+        and creates and removes a probe file beside the store; the store itself
+        is not touched.
         """
-        folder = self._target.parent
-        if not folder.is_dir():
-            raise StoreError(f"cannot write {self.path}: folder {folder} does not exist; create it first")
         check_store_link(self.path, self._load())
+        self._make_folder()
+        folder = self._target.parent
         if self._target.exists() and not os.access(self._target, os.W_OK):
             raise StoreError(f"cannot write {self.path}: the file is read-only; nothing was written")
         probe = folder / f".{self._target.name}.{secrets.token_hex(6)}.probe"
@@ -226,11 +231,10 @@ class ProfileStore:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        folder = self._target.parent
-        if not folder.is_dir():
-            raise StoreError(f"cannot write {self.path}: folder {folder} does not exist; create it first")
+        self._make_folder()
         lock = FileLock(self.lock_path, timeout=self.lock_timeout)
         try:
+            self.lock_path.parent.mkdir(exist_ok=True)  # never the store's own folder: a link's target's is not made
             lock.acquire()
         except Timeout:
             raise StoreError(
@@ -258,6 +262,14 @@ class ProfileStore:
                 temp.unlink()
             raise StoreError(self._unwritable(exc)) from None
         _sync_folder(target.parent)
+
+    def _make_folder(self) -> None:
+        """Create the store's missing folders (those of the path given: a link's target folder is never made)."""
+        try:
+            make_folders(self.path.parent)
+        except OSError as exc:
+            reason = f"cannot create its folder ({exc.strerror or exc})"
+            raise StoreError(f"cannot write {self.path}: {reason}; nothing was written") from None
 
     def _unwritable(self, exc: OSError) -> str:
         folder = self._target.parent
