@@ -1,4 +1,4 @@
-"""The 20 built-in check types: what passes, what fails, and the detail each reports."""
+"""The 21 built-in check types: what passes, what fails, and the detail each reports."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ BUILTIN_TYPES = {
     "tool_calls_count",
     "tool_call_at",
     "tool_arg_at",
+    "tool_calls_match",
 }
 
 
@@ -76,7 +77,7 @@ def judge(make: Callable[..., tsuka_core.CheckType[Any]]) -> Judge:
     return run
 
 
-def test_all_twenty_builtin_types_are_registered(registry: tsuka_core.Registry) -> None:
+def test_every_builtin_type_is_registered(registry: tsuka_core.Registry) -> None:
     builtin = {name for name, entry in registry.check_types.items() if entry.distribution == "tsuka"}
     assert builtin == BUILTIN_TYPES
 

@@ -17,7 +17,7 @@ from loopback import LoopbackServer, Reply
 from tsuka_core import Answer, Registry
 from tsuka_core.backends.base import BackendConfig
 from tsuka_core.engine import results
-from tsuka_core.judge.answer import ToolCall
+from tsuka_core.judge.answer import ToolCall, normalise_tool_call
 from tsuka_core.judge.checks import run_check
 from tsuka_core.judge.jsontools import json_type_name
 from tsuka_core.run.session import RunOptions, RunReport, run_benchmark
@@ -47,9 +47,18 @@ def extended(registry: Registry) -> Suite:
 
 
 def as_answer(step: dict[str, Any]) -> Answer:
-    """The Answer the checks would see for one scripted step."""
-    calls = tuple(ToolCall(id=f"call_{i}", name=n, arguments=a) for i, (n, a) in enumerate(step.get("calls", [])))
-    return Answer(step.get("text", ""), calls)
+    """The Answer the checks would see for one scripted step; arguments given as a string are read as a server's."""
+    return Answer(step.get("text", ""), tuple(scripted_call(i, n, a) for i, (n, a) in enumerate(step.get("calls", []))))
+
+
+def scripted_call(index: int, name: str, arguments: Any) -> ToolCall:
+    """A call whose ``arguments`` are a JSON value, or a string as the model wrote it (malformed, then repaired)."""
+    if not isinstance(arguments, str):
+        return ToolCall(id=f"call_{index}", name=name, arguments=arguments)
+    raw = {"id": f"call_{index}", "type": "function", "function": {"name": name, "arguments": arguments}}
+    call = normalise_tool_call(raw, index)
+    assert call is not None
+    return call
 
 
 def outcomes(test: model.Test, steps: list[dict[str, Any]]) -> list[tuple[str, bool]]:

@@ -47,6 +47,7 @@ CHECKS: list[tuple[str, dict[str, Any]]] = [
     ("tool_calls_count", {"value": 1, "mode": "at_least"}),
     ("tool_call_at", {"index": 1, "value": "write_file"}),
     ("tool_arg_at", {"index": 1, "arg": "options.mode", "value": 8080}),
+    ("tool_calls_match", {"calls": [{"name": "write_file", "arguments": {"path": "a"}}, {"name": "write_file"}]}),
 ]
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
+from tsuka_checks_builtin import calls, text, tools
 from tsuka_checks_builtin import json as json_checks
-from tsuka_checks_builtin import text, tools
 from tsuka_core import RegisterBackend, RegisterCheckType, RegisterSuite, hookimpl
 
 CHECK_TYPES = (
@@ -30,12 +30,13 @@ CHECK_TYPES = (
     tools.ToolCallCount,
     tools.ToolCallAt,
     tools.ToolArgAt,
+    calls.ToolCallsMatch,
 )
 
 
 @hookimpl
 def register_check_types(register: RegisterCheckType) -> None:
-    """Register the 20 built-in check types."""
+    """Register the 21 built-in check types."""
     for check_type in CHECK_TYPES:
         register(check_type)
 
