@@ -125,13 +125,14 @@ def load_project(explicit: Path | None = None, folder: Path | None = None) -> Pr
     path, table, text = found
     if _depth(table) > MAX_DEPTH:
         raise UsageError(f"{path}: nested more than {MAX_DEPTH} tables or arrays deep; nothing was run. {DEPTH_HINT}")
-    problems = [_where(path, text, loc) + message for loc, message in secret_problems(table)]
+    where = _Locator(path, text)
+    problems = [where(loc) + message for loc, message in secret_problems(table)]
     try:
         data = ProjectFile.model_validate(table)
     except ValidationError as exc:
-        problems += [_where(path, text, err["loc"]) + _message(err) for err in exc.errors()]
+        problems += [where(err["loc"]) + _message(err) for err in exc.errors()]
         data = ProjectFile()
-    problems += _endpoint_problems(path, text, data.endpoints)
+    problems += _endpoint_problems(where, data.endpoints)
     if problems:
         raise ConfigError(sorted(problems, key=lambda problem: _line_of(problem, path)))
     return Project(path, data)
@@ -148,17 +149,16 @@ def project_schema() -> dict[str, Any]:
     return ProjectFile.model_json_schema()
 
 
-def _endpoint_problems(path: Path, text: str, endpoints: list[Endpoint]) -> list[str]:
+def _endpoint_problems(where: _Locator, endpoints: list[Endpoint]) -> list[str]:
     """A name used twice, a base URL no backend could use."""
     problems = []
-    names = [endpoint.name for endpoint in endpoints]
+    seen: set[str] = set()
     for index, endpoint in enumerate(endpoints):
-        if endpoint.name in names[:index]:
-            where = _where(path, text, ("endpoints", index, "name"))
-            problems.append(f"{where}endpoint name {endpoint.name!r} is used twice")
+        if endpoint.name in seen:
+            problems.append(f"{where(('endpoints', index, 'name'))}endpoint name {endpoint.name!r} is used twice")
+        seen.add(endpoint.name)
         if (problem := url_problem(endpoint)) is not None:
-            where = _where(path, text, ("endpoints", index, "base_url"))
-            problems.append(f"{where}endpoint {endpoint.name}: {problem}")
+            problems.append(f"{where(('endpoints', index, 'base_url'))}endpoint {endpoint.name}: {problem}")
     return problems
 
 
@@ -215,22 +215,30 @@ def _message(err: Any) -> str:
     return str(err["msg"])
 
 
-def _where(path: Path, text: str, loc: tuple[Any, ...]) -> str:
-    """``FILE:LINE: KEY: `` for a location of the table, the line found by searching the key in the text."""
-    lines = text.splitlines()
-    start = 0
-    keys = [part for part in loc if isinstance(part, str)]
-    if loc and loc[0] == "endpoints" and len(loc) > 1 and isinstance(loc[1], int):
-        headers = [n for n, line in enumerate(lines) if re.match(r"\s*\[\[\s*(tool\.tsuka\.)?endpoints\s*\]\]", line)]
-        if loc[1] < len(headers):
-            start = headers[loc[1]]
-        keys = keys[1:]
-    line_no = start + 1 if start else None
-    if keys:
-        pattern = re.compile(rf"\s*\"?{re.escape(keys[0])}\"?\s*=")
-        for number in range(start, len(lines)):
-            if pattern.match(lines[number]):
-                line_no = number + 1
-                break
-    dotted = ".".join(str(part) for part in loc) or "(file)"
-    return f"{path}:{line_no}: {dotted}: " if line_no else f"{path}: {dotted}: "
+_HEADER = re.compile(r"\s*\[\[\s*(tool\.tsuka\.)?endpoints\s*\]\]")
+
+
+class _Locator:
+    """Finds the line of a location of the table, reading the file's lines and endpoint headers once."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+        self.headers = [n for n, line in enumerate(self.lines) if _HEADER.match(line)]
+
+    def __call__(self, loc: tuple[Any, ...]) -> str:
+        """``FILE:LINE: KEY: `` for ``loc``, the line found by searching the key within its own table."""
+        start, end = 0, self.headers[0] if self.headers else len(self.lines)
+        keys = [part for part in loc if isinstance(part, str)]
+        if loc and loc[0] == "endpoints" and len(loc) > 1 and isinstance(loc[1], int):
+            index = loc[1]
+            if index < len(self.headers):
+                start = self.headers[index]
+                end = self.headers[index + 1] if index + 1 < len(self.headers) else len(self.lines)
+            keys = keys[1:]
+        line_no = start + 1 if start else None
+        if keys:
+            pattern = re.compile(rf"\s*\"?{re.escape(keys[0])}\"?\s*=")
+            line_no = next((n + 1 for n in range(start, end) if pattern.match(self.lines[n])), line_no)
+        dotted = ".".join(str(part) for part in loc) or "(file)"
+        return f"{self.path}:{line_no}: {dotted}: " if line_no else f"{self.path}: {dotted}: "
