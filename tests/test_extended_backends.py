@@ -34,8 +34,13 @@ def extended(registry: Registry) -> Suite:
 
 
 def stored_profile(store: Path, key: str, suite: Suite) -> dict[str, Any]:
-    """The profile stored under ``key``, checked to be a perfect measurement of the extended suite."""
-    profiles = json.loads(store.read_text(encoding="utf-8"))["profiles"]
+    """The profile stored under ``key``, checked to be a perfect measurement of the extended suite.
+
+    It is stored in the extended suite's section: the default suite's profiles are left as they were (none).
+    """
+    data = json.loads(store.read_text(encoding="utf-8"))
+    assert data["profiles"] == {}
+    profiles = data["suiteProfiles"]["extended"]
     assert sorted(profiles) == [key]
     profile: dict[str, Any] = profiles[key]
     assert profile["testsHash"] == suite.hash == suite_hash(EXTENDED)
