@@ -46,12 +46,12 @@ def test_the_bundled_model_is_small_on_the_extended_suite_with_every_category_ab
     command = [str(TSUKA), "run", "all", "--suite", "extended", "-e", "none", "--profiles", str(store), "--no-history"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    profiles: dict[str, Any] = json.loads(store.read_text(encoding="utf-8"))["profiles"]
+    profiles: dict[str, Any] = json.loads(store.read_text(encoding="utf-8"))["suiteProfiles"]["extended"]
     assert sorted(profiles) == [f"{bundled}@none"]
     profile = profiles[f"{bundled}@none"]
     assert profile["backend"] == "embedded"
     assert profile["testsHash"] == suite_hash(resolve_suite("extended"))
-    assert len(profile["testResults"]) == 47
+    assert len(profile["testResults"]) == 49
     assert profile["tier"] == "small", profile["scores"]
     assert sorted(profile["scores"]) == sorted(CATEGORIES)
     assert all(score > 0 for score in profile["scores"].values()), profile["scores"]

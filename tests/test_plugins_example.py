@@ -392,6 +392,18 @@ class Ran:
     store: dict[str, Any]
     chats: list[dict[str, Any]]
     base_url: str
+    suite: str
+    """The suite's key in the store: its folder (a suite no plugin registers)."""
+
+    @property
+    def profiles(self) -> dict[str, Any]:
+        """The profiles measured with the run's suite, stored beside the default suite's."""
+        return dict(self.store["suiteProfiles"][self.suite])
+
+    @property
+    def recommendations(self) -> dict[str, Any]:
+        """The recommendations of the run's suite."""
+        return dict(self.store["suiteRecommendations"][self.suite])
 
 
 @pytest.fixture(scope="module")
@@ -405,32 +417,32 @@ def ran(venv: Venv, tmp_path_factory: pytest.TempPathFactory) -> Ran:
         done = venv.tsuka(*args, "-j", "3", "--json")
     assert server.errors == []
     stored = json.loads(store.read_text(encoding="utf-8")) if store.exists() else {}
-    return Ran(done, stored, server.chats, base_url)
+    return Ran(done, stored, server.chats, base_url, str(Path(suite).resolve()))
 
 
 def test_tsuka_run_against_ollama_measures_and_stores_every_model(ran: Ran) -> None:
     assert ran.done.returncode == 0, ran.done.stderr[-3000:]
-    assert sorted(ran.store["profiles"]) == [
+    assert sorted(ran.profiles) == [
         "good:latest@low",
         "good:latest@medium",
         "good:latest@none",
         "good:latest@xhigh",
         "plain@none",
     ]
-    for profile in ran.store["profiles"].values():
+    for profile in ran.profiles.values():
         assert profile["tier"] == "large"
         assert profile["scores"] == {"instruction": 1, "json": 1, "toolCalling": 1}
         assert profile["provider"] == ran.base_url
         assert profile["backend"] == "ollama"
         assert profile["avgCompletionTokens"] == 7
-    assert ran.store["recommendations"] == {"good:latest": "none", "plain": "none"}
+    assert ran.recommendations == {"good:latest": "none", "plain": "none"}
 
 
 def test_efforts_went_out_as_think_and_a_model_that_cannot_think_is_measured_once(ran: Ran) -> None:
     good = sorted({json.dumps(body.get("think")) for body in ran.chats if body["model"] == "good:latest"})
     assert good == ['"high"', '"low"', '"medium"', "false"]
-    assert ran.store["profiles"]["plain@none"]["effortApplied"] is False
-    assert ran.store["profiles"]["good:latest@low"]["effortApplied"] is True
+    assert ran.profiles["plain@none"]["effortApplied"] is False
+    assert ran.profiles["good:latest@low"]["effortApplied"] is True
     assert "plain: the server refused the effort parameter" in ran.done.stderr
     assert "does not support thinking" in ran.done.stderr
 
@@ -588,7 +600,8 @@ def test_a_check_that_raises_is_errored_and_the_run_goes_on(venv: Venv, tmp_path
     assert [c["status"] for c in exploded] == ["errored"]
     assert "ZeroDivisionError: a bug in the plugin" in exploded[0]["detail"]
     assert all(c["status"] == "passed" for c in checks if c["type"] != "explodes")
-    profile = json.loads(store.read_text(encoding="utf-8"))["profiles"]["good:latest@none"]
+    stored = json.loads(store.read_text(encoding="utf-8"))["suiteProfiles"][str(Path(suite).resolve())]
+    profile = stored["good:latest@none"]
     assert profile["scores"] == {"instruction": 1, "json": 0.8, "toolCalling": 1}
     assert "! checks[2] explodes:" in done.stderr
 
