@@ -38,7 +38,7 @@ from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.cli.transcript import check_lines, transcript
 from tsuka_core.engine.answer_faults import fault_counts, faults_line
 from tsuka_core.errors import UsageError
-from tsuka_core.report.confidence import recorded_confidence
+from tsuka_core.report.confidence import recorded_confidence, recorded_reliability
 from tsuka_core.run.rescore import rescore_run, tests_needing_live_run
 from tsuka_core.storage.history import default_history_path
 from tsuka_core.storage.history_query import StoredTestRuns, list_runs, load_run
@@ -168,7 +168,7 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
         yield Text(f"  failure kinds: {said}", style="yellow")
     if sure is not None:
         yield from confidence_lines(sure, level.repeats)
-    yield from reliability_lines(level.reliability)
+    yield from reliability_lines(recorded_reliability(level))
     for group in level.per_test:
         if level.repeats == 1 and len(group.runs) == 1:
             yield from _single_lines(group.runs[0], every_check=every_check)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from tsuka_core.engine.answer_faults import fault_counts, faults_line
 from tsuka_core.engine.confidence import BORDERLINE, Confidence
-from tsuka_core.report.confidence import recorded_confidence
+from tsuka_core.engine.reliability import Reliability
+from tsuka_core.report.confidence import recorded_confidence, recorded_reliability
 from tsuka_core.report.figures import Figure, effort_labels, figures, pct
 from tsuka_core.storage.history_query import (
     StoredCheck,
@@ -89,6 +90,15 @@ class ModelView:
     tests: list[TestRow]
     confidences: tuple[Confidence | None, ...] = ()
     """Each level's intervals and tier confidence, None where it has none (a level with errored tests)."""
+
+    def reliability(self, level: StoredLevel) -> Reliability | None:
+        """pass^k per category and the flaky tests of ``level``; None unless every test ran at least twice."""
+        return recorded_reliability(level)
+
+    @property
+    def repeated(self) -> bool:
+        """Whether some level ran every test at least twice (it then has a reliability table)."""
+        return any(self.reliability(level) is not None for level in self.levels)
 
     @property
     def best(self) -> StoredLevel | None:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from tsuka_core.backends.base import ChatResponse
-from tsuka_core.engine.reliability import Reliability, Tries, reliability
 from tsuka_core.engine.results import RunScores, runs_by
 from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.storage.history import connect, response_from_json
@@ -165,11 +164,6 @@ class StoredLevel:
     def per_test(self) -> list[StoredTestRuns]:
         """Each test once with all its recorded runs, in the order the tests were recorded."""
         return group_tests(self.tests)
-
-    @property
-    def reliability(self) -> Reliability | None:
-        """pass^k per category and the flaky tests; None unless every test ran at least twice."""
-        return reliability([Tries(g.name, g.first.category, g.first.weight, tuple(g.scores)) for g in self.per_test])
 
     def runs_of(self, name: str) -> tuple[StoredTest, ...]:
         """The recorded runs of the test ``name``, in repeat order (none when it was not recorded)."""
