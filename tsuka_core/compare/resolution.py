@@ -42,7 +42,7 @@ def spread(total: int, tests: int, runs: int) -> list[int]:
 
 
 def detectable_drop(tests: int, runs: int) -> float | None:
-    """The smallest category drop that could be beyond noise with ``tests`` tests of ``runs`` runs; None without tests."""
+    """The smallest category drop that could be beyond noise with ``tests`` tests run ``runs`` times; None: no test."""
     if tests <= 0:
         return None
     runs = max(1, runs)
