@@ -163,8 +163,8 @@ def test_the_json_has_the_documented_shape() -> None:
     json.dumps(data)  # plain JSON types only
     assert data["compareVersion"] == COMPARE_VERSION
     assert set(data) == {
-        "compareVersion", "a", "b", "commonTestsOnly", "noiseTest", "hasRegression", "regressions", "notes",
-        "levels", "unpairedA", "unpairedB",
+        "compareVersion", "a", "b", "commonTestsOnly", "noiseTest", "hasRegression", "onlyTierDropsFail",
+        "regressions", "notes", "levels", "unpairedA", "unpairedB",
     }  # fmt: skip
     assert data["a"] == {
         "kind": "run", "ref": "1", "label": "run 1", "testsHash": "hash1", "suite": "suite", "measuredAt": "2026-01-01"
@@ -172,6 +172,10 @@ def test_the_json_has_the_documented_shape() -> None:
     (level,) = data["levels"]
     assert level["categories"][0]["regressed"] is True
     assert level["categories"][0]["difference"] == -0.5
+    assert level["categories"][0]["detectableDrop"] == 0.37  # 3 of 8 tests failing: (5/8)**8 of resamples see none
+    assert level["categories"][0]["blind"] is False
+    assert level["resolution"].startswith("a category drop smaller than 0.37 is never beyond noise: instruction")
+    assert data["onlyTierDropsFail"] is False
     assert level["changedTests"][0] == {
         "name": "t4", "category": "instruction", "scoreA": 1.0, "scoreB": 0.0, "statusA": "pass", "statusB": "fail",
         "direction": "pass->fail",

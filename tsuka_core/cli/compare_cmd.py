@@ -83,12 +83,13 @@ def compare(
     For each paired level: each side's tier; each category's score, the
     difference (B - A) with its 95% interval from a paired bootstrap over the
     common tests, and whether it is beyond noise (the interval excludes 0); the
+    smallest category drop that could be beyond noise with the tests compared; the
     tests that went from pass to fail and from fail to pass, with the checks
     that flipped. A test passes when every check of every run passed.
 
     Sides measured with different suites are refused unless --common-tests:
     then only the tests both have are compared, and category scores and tiers
-    are recomputed on them for both sides.
+    are recomputed on them for both sides. Sides with no test in common are refused.
     """
 
     if json_path is not None:
@@ -105,9 +106,31 @@ def compare(
         click.echo(dumps_store(found.to_json()), nl=False)
     if json_path is not None:
         _write_json(json_path, found, stderr=as_json)
+    if fail_on_regression:
+        _say_blind(found)
     if fail_on_regression and found.has_regression:
         click.echo(f"tsuka: {len(found.regressions())} regression(s) (--fail-on-regression)", err=True)
         raise SystemExit(REGRESSED)
+
+
+def _say_blind(found: Comparison) -> None:
+    """Say on stderr where --fail-on-regression cannot see a category drop, so nobody trusts a blind gate."""
+
+    if found.only_tier_drops_fail:
+        click.echo(
+            "tsuka: --fail-on-regression can only fire on a tier drop here: with these tests no category drop "
+            "could be beyond noise (add tests or --repeats; see docs/compare.md)",
+            err=True,
+        )
+        return
+    for level in found.levels:
+        blind = [c.category for c in level.categories if c.blind]
+        if blind:
+            click.echo(
+                f"tsuka: {level.label}: no drop of {', '.join(blind)} could be beyond noise with these tests; "
+                "there --fail-on-regression fires only on a tier drop",
+                err=True,
+            )
 
 
 def _check_writable(path: Path) -> None:

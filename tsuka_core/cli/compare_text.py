@@ -84,6 +84,7 @@ def _level_lines(level: LevelComparison, a: str, b: str) -> Iterable[RenderableT
         (level.label, "bold"), "  tier ", tier_text(level.tier_a), " → ", tier_text(level.tier_b), dropped
     )
     yield Padding(_table(level.categories, a, b), (0, 0, 0, 2), expand=False)
+    yield f"  can see: {level.resolution}"
     yield from _pass_hat_k_lines(level.pass_hat_k)
     for direction, title in _ARROWS.items():
         changes = level.changes(direction)

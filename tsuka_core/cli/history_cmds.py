@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from tsuka_core.run.session import RunReport
     from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredTest
+    from tsuka_core.suite.model import Suite
 
 from dataclasses import replace
 
@@ -40,8 +41,10 @@ from tsuka_core.engine.answer_faults import fault_counts, faults_line
 from tsuka_core.errors import UsageError
 from tsuka_core.report.confidence import recorded_confidence, recorded_reliability
 from tsuka_core.run.rescore import rescore_run, tests_needing_live_run
+from tsuka_core.run.rescore_suite import check_fits, recorded_label, recorded_suite
 from tsuka_core.storage.history import default_history_path
 from tsuka_core.storage.history_query import StoredTestRuns, list_runs, load_run
+from tsuka_core.suite.identity import suite_label
 from tsuka_core.suite.loading import load_suite
 
 __all__ = ["print_records"]
@@ -288,11 +291,17 @@ def _print(lines: Iterable[Text | str]) -> None:
 
 @click.command()
 @click.argument("run_ref", metavar="RUN")
-@click.option("--suite", type=SUITE_TYPE, help="Suite: a registered name or a folder (default: the installed suite).")
+@click.option(
+    "--suite", type=SUITE_TYPE, help="Suite: a registered name or a folder (default: the one RUN was measured with)."
+)
 @_history_options
 @click.option("--dry-run", is_flag=True, help="Show the new scores; store and record nothing.")
 def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles: Path, dry_run: bool) -> None:
-    """Judge the current suite's checks against the answers of a recorded run, asking no model.
+    """Judge a suite's current checks against the answers of a recorded run, asking no model.
+
+    RUN is judged with the suite it was measured with (its recorded folder, or
+    the registered suite of that name when the folder is gone); --suite
+    judges it with another. A suite holding none of RUN's tests is refused.
 
     Every test is replayed from RUN's recorded answers (RUN is a number, or
     'last'). When every request of every level is one the run recorded, the
@@ -310,12 +319,12 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
     """
 
     registry = loaded_registry()
-    loaded = load_suite(suite, registry)
     path = _history_path(history_db, profiles)
-    result = rescore_run(path, run_ref, loaded, profiles, write=not dry_run)
-    lines: list[Text | str] = [
-        f"rescore of run {result.source.id} (suite {result.source.suite_hash}) with suite {loaded.path} ({loaded.hash})"
-    ]
+    run = load_run(path, run_ref)
+    loaded = load_suite(suite if suite is not None else recorded_suite(run), registry)
+    check_fits(run, loaded, given=suite is not None)
+    result = rescore_run(path, run, loaded, profiles, write=not dry_run)
+    lines: list[Text | str] = [_rescore_line(run, loaded, given=suite is not None)]
     for recorded, level in zip(result.source.levels, result.levels, strict=True):
         lines.extend(["", *level_summary(replace(level, model=recorded.name or level.model))])  # named as stored
     _print(lines)
@@ -331,3 +340,13 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
         click.echo(f"Recorded as run {result.history_run} in {path}")
     elif dry_run:
         click.echo("\n--dry-run: nothing stored")
+
+
+def _rescore_line(run: StoredRun, suite: Suite, *, given: bool) -> str:
+    """Which suite judges the rescore, and whether it is the one the run was measured with."""
+
+    how = "given with --suite" if given else "the suite the run was measured with"
+    return (
+        f"rescore of run {run.id} (suite {recorded_label(run)}, {run.suite_hash}) "
+        f"with suite {suite_label(suite.path)} ({suite.hash}), {how}"
+    )

@@ -14,6 +14,7 @@ from tsuka_core.compare.model import (
     TestChange,
 )
 from tsuka_core.compare.paired import NOISE_TEST, PairedSample, paired_interval
+from tsuka_core.compare.resolution import detectable_drop
 from tsuka_core.compare.sides import Side, SideLevel, SideTest
 from tsuka_core.engine.reliability import Tries, reliability
 from tsuka_core.errors import UsageError
@@ -32,12 +33,13 @@ def compare(a: Side, b: Side, *, common_tests: bool = False) -> Comparison:
     compared; where the sides' tests differ, category scores and tiers are
     recomputed on the common tests for both sides.
     """
+    pairs, unpaired_a, unpaired_b = pair_levels(a.levels, b.levels)
+    _check_common(a, b, pairs)
     if a.info.suite_hash != b.info.suite_hash and not common_tests:
         raise UsageError(
             f"{a.info.label} was measured with suite {a.info.suite_hash or '?'} and {b.info.label} with suite "
             f"{b.info.suite_hash or '?'}; compare only the tests both have with --common-tests"
         )
-    pairs, unpaired_a, unpaired_b = pair_levels(a.levels, b.levels)
     levels = tuple(_level(la, lb) for la, lb in pairs)
     notes = [*a.notes, *b.notes]
     for level in levels:
@@ -56,6 +58,23 @@ def compare(a: Side, b: Side, *, common_tests: bool = False) -> Comparison:
         unpaired_a=unpaired_a,
         unpaired_b=unpaired_b,
     )
+
+
+def _check_common(a: Side, b: Side, pairs: Sequence[tuple[SideLevel, SideLevel]]) -> None:
+    """UsageError naming both suites when the paired levels have tests but not one in common."""
+    names = [({t.name for t in la.tests}, {t.name for t in lb.tests}) for la, lb in pairs]
+    if not any(na and nb for na, nb in names) or any(na & nb for na, nb in names):
+        return
+    raise UsageError(
+        f"{a.info.label} (suite {_suite(a)}) and {b.info.label} (suite {_suite(b)}) have no test in common: "
+        "nothing can be compared; compare two measurements of one suite"
+    )
+
+
+def _suite(side: Side) -> str:
+    """A side's suite as the output names it: its name or folder, and its hash."""
+    name = f"{side.info.suite}, " if side.info.suite else ""
+    return f"{name}{side.info.suite_hash or '?'}"
 
 
 def pair_levels(
@@ -141,7 +160,18 @@ def _delta(category: str, a: SideLevel, b: SideLevel, pairs: Sequence[Pair], rec
     samples = [PairedSample(ta.weight, tb.weight, ta.runs, tb.runs) for ta, tb in pairs]
     low, high = paired_interval(samples)
     low, high = min(low, difference), max(high, difference)
-    return CategoryDelta(category, score_a, score_b, difference, (low, high), low > 0 or high < 0, len(pairs))
+    runs = min((min(len(ta.runs), len(tb.runs)) for ta, tb in pairs), default=1) or 1
+    return CategoryDelta(
+        category,
+        score_a,
+        score_b,
+        difference,
+        (low, high),
+        low > 0 or high < 0,
+        len(pairs),
+        runs,
+        detectable_drop(len(pairs), runs),
+    )
 
 
 def _change(a: SideTest, b: SideTest) -> TestChange | None:

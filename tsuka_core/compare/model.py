@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from tsuka_core.compare.resolution import resolution_line
 from tsuka_core.judge.scoring import tier_rank
 
 __all__ = [
@@ -132,6 +133,15 @@ class CategoryDelta:
     """True when the interval excludes 0."""
     tests: int
     """How many tests of the category were compared."""
+    runs: int = 1
+    """The fewest runs a compared test of the category has on either side."""
+    detectable_drop: float | None = None
+    """The smallest drop that could be beyond noise with these tests and runs (:mod:`.resolution`); None: no test."""
+
+    @property
+    def blind(self) -> bool:
+        """No drop of this category could be beyond noise: no test, or the smallest detectable one exceeds A's score."""
+        return self.detectable_drop is None or self.detectable_drop > self.score_a
 
     @property
     def regressed(self) -> bool:
@@ -153,6 +163,9 @@ class CategoryDelta:
             "beyondNoise": self.beyond_noise,
             "regressed": self.regressed,
             "tests": self.tests,
+            "runs": self.runs,
+            "detectableDrop": self.detectable_drop,
+            "blind": self.blind,
         }
 
 
@@ -206,6 +219,11 @@ class LevelComparison:
         """Side B's tier is lower than side A's."""
         return tier_rank(self.tier_b) < tier_rank(self.tier_a)
 
+    @property
+    def resolution(self) -> str:
+        """What this comparison can see: the smallest category drop that could be beyond noise, in one sentence."""
+        return resolution_line([(c.category, c.tests, c.runs, c.detectable_drop) for c in self.categories])
+
     def changes(self, direction: Direction) -> tuple[TestChange, ...]:
         """The changed tests that went ``direction``."""
         return tuple(t for t in self.changed_tests if t.direction == direction)
@@ -230,6 +248,7 @@ class LevelComparison:
             "tierB": self.tier_b,
             "tierDropped": self.tier_dropped,
             "testsCompared": self.tests_compared,
+            "resolution": self.resolution,
             "onlyA": list(self.only_a),
             "onlyB": list(self.only_b),
             "categories": [c.to_json() for c in self.categories],
@@ -263,6 +282,11 @@ class Comparison:
         """A tier dropped or a category dropped beyond noise in some paired level."""
         return bool(self.regressions())
 
+    @property
+    def only_tier_drops_fail(self) -> bool:
+        """No category drop of any level could be beyond noise: ``--fail-on-regression`` fires only on a tier drop."""
+        return all(c.blind for level in self.levels for c in level.categories)
+
     def to_json(self) -> dict[str, Any]:
         """The comparison as JSON-ready data (``compareVersion`` :data:`COMPARE_VERSION`)."""
         return {
@@ -272,6 +296,7 @@ class Comparison:
             "commonTestsOnly": self.common_tests_only,
             "noiseTest": self.noise_test,
             "hasRegression": self.has_regression,
+            "onlyTierDropsFail": self.only_tier_drops_fail,
             "regressions": list(self.regressions()),
             "notes": list(self.notes),
             "levels": [level.to_json() for level in self.levels],

@@ -157,15 +157,18 @@ def _tested_at(run: StoredRun) -> datetime:
         return datetime.now(UTC)
 
 
-def rescore_run(history: Path, ref: str | int, suite: Suite, store_path: Path, *, write: bool = True) -> RescoreResult:
-    """Judge ``suite`` against the answers of run ``ref``; store the profiles when every answer was recorded.
+def rescore_run(
+    history: Path, ref: str | int | StoredRun, suite: Suite, store_path: Path, *, write: bool = True
+) -> RescoreResult:
+    """Judge ``suite`` against the answers of run ``ref`` (or the run loaded); store the profiles when every
+    answer was recorded.
 
     The store is read first, so a corrupt store stops the rescore before
     anything is judged. With ``write=False`` nothing is stored or recorded.
     """
     store = ProfileStore(store_path)
     store.read()
-    run = load_run(history, ref)
+    run = ref if isinstance(ref, StoredRun) else load_run(history, ref)
     result = RescoreResult(run, suite, asyncio.run(_rescore_levels(run, suite)))
     for recorded, level in zip(run.levels, result.levels, strict=True):
         missing = _needing_live_run(level)
