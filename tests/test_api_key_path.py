@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 import tsuka_core
-from tsuka_core.cli.run_cmd import make_config
+from tsuka_core.run.config import backend_config
 from tsuka_core.run.session import make_backend
 from tsuka_core.testing import registry_of
 
@@ -48,7 +48,7 @@ def test_a_plugin_backend_gets_its_key_from_the_variable_it_declares(monkeypatch
 def test_api_key_env_wins_over_the_declared_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KEYED_API_KEY", "sk-declared")
     monkeypatch.setenv("MY_GATEWAY_KEY", "sk-chosen")
-    config = make_config({"api_key_env": "MY_GATEWAY_KEY"})
+    config = backend_config({"api_key_env": "MY_GATEWAY_KEY"})
     assert _made(config).config.api_key == "sk-chosen"
 
 

@@ -53,6 +53,7 @@ BUILTIN_TYPES = [
     "tool_call_at",
     "tool_called",
     "tool_calls_count",
+    "tool_calls_match",
     "tool_not_called",
     "word_count",
 ]

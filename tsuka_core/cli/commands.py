@@ -56,7 +56,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "rescore": LazyCommand(
         "history_cmds",
         "rescore",
-        "Judge the current suite's checks against the answers of a recorded run, asking no model.",
+        "Judge a suite's current checks against the answers of a recorded run, asking no model.",
     ),
     "run": LazyCommand(
         "run_cmd", "run", "Measure MODELS (default: all) at each effort level and store their profiles."

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from tsuka_core.backends.base import BackendConfig
 from tsuka_core.cli.ci_files import ci_files_always, write_ci_files
 from tsuka_core.cli.history_cmds import print_records
 from tsuka_core.cli.loaded import loaded_registry
@@ -20,10 +17,10 @@ from tsuka_core.cli.progress import make_progress
 from tsuka_core.cli.project_run import endpoint_plan, project_options
 from tsuka_core.cli.run_summary import print_report, report_json
 from tsuka_core.cli.suite_param import SUITE_TYPE
-from tsuka_core.errors import UsageError
 from tsuka_core.gating.min_tier import below_tier
+from tsuka_core.run.config import backend_config
 from tsuka_core.run.plan import measure
-from tsuka_core.run.session import RunOptions, choose_backend, make_backend, make_client
+from tsuka_core.run.session import RunOptions, list_models
 from tsuka_core.run.stopping import exit_status, run_stoppable, signal_name
 from tsuka_core.storage.history import default_history_path
 from tsuka_core.storage.layout import dumps_store
@@ -172,43 +169,6 @@ def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int
     raise SystemExit(exit_status(signum))
 
 
-def api_key_from(name: str | None) -> str | None:
-    """The API key held by the variable ``--api-key-env`` names; None without the option; unset is an error."""
-    if name is None:
-        return None
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise UsageError(f"--api-key-env {name!r}: not an environment variable name (e.g. MY_SERVER_KEY)")
-    key = os.environ.get(name, "").strip()
-    if not key:
-        raise UsageError(f"--api-key-env names {name}, which is not set; set {name} to the API key")
-    return key
-
-
-def make_config(values: dict[str, Any]) -> Any:
-    """A BackendConfig from the CLI's option values."""
-
-    pairs: dict[str, str] = {}
-    for item in values.get("backend_option") or ():
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--option {item!r}: expected KEY=VALUE")
-        pairs[key] = value
-    base_url = values.get("base_url") or None  # each backend reads its own environment variables
-    model_path = values.get("model_path")
-    return BackendConfig(
-        base_url=base_url,
-        api_key=api_key_from(values.get("api_key_env")),
-        api_key_from=values.get("api_key_env"),
-        model_path=str(model_path) if model_path else None,
-        timeout=values.get("timeout", 300.0),
-        retries=values.get("retries", 3),
-        max_tokens=values.get("max_tokens"),
-        temperature=values.get("temperature"),
-        seed=values.get("seed"),
-        options=pairs,
-    )
-
-
 @click.command()
 @project_options
 @click.argument("models", nargs=-1)
@@ -294,7 +254,7 @@ def run(
     options = RunOptions(
         models=models,
         backend=values.get("backend"),
-        config=make_config(values),
+        config=backend_config(values),
         efforts=cast("tuple[Effort, ...]", tuple(efforts)) or EFFORTS,
         store_path=profiles,
         concurrency=concurrency,
@@ -321,18 +281,8 @@ def run(
 @backend_options
 def models(**values: Any) -> None:
     """List the models the backend can reach (what 'tsuka run all' would measure)."""
-
-    config = make_config(values)
-
-    async def listing() -> tuple[str, list[str]]:
-        async with make_client(1, config.timeout, values.get("proxy")) as client:
-            backend = make_backend(loaded_registry(), choose_backend(values.get("backend"), config), config, client)
-            try:
-                return backend.provider, await backend.list_models()
-            finally:
-                await backend.aclose()
-
-    provider, names = asyncio.run(listing())
+    config = backend_config(values)
+    provider, names = asyncio.run(list_models(loaded_registry(), values.get("backend"), config, values.get("proxy")))
     click.echo(f"# {provider}", err=True)
     for name in names:
         click.echo(name)

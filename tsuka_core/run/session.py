@@ -26,7 +26,7 @@ from tsuka_core.storage.suite_sections import suite_of
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import EFFORTS, Effort
 
-__all__ = ["RunOptions", "RunReport", "choose_backend", "make_backend", "make_client", "run_benchmark"]
+__all__ = ["RunOptions", "RunReport", "choose_backend", "list_models", "make_backend", "make_client", "run_benchmark"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,18 @@ def make_client(concurrency: int, timeout: float, proxy: str | None = None) -> h
     except (ValueError, ImportError, httpx.InvalidURL) as exc:  # a bad URL or scheme, SOCKS without socksio
         where = "--proxy" if proxy else "HTTP_PROXY, HTTPS_PROXY or ALL_PROXY"
         raise UsageError(f"the proxy of {where} cannot be used: {exc}") from None
+
+
+async def list_models(
+    registry: Registry, name: str | None, config: BackendConfig, proxy: str | None = None
+) -> tuple[str, list[str]]:
+    """The backend's provider and the models it can reach (what ``tsuka run all`` would measure)."""
+    async with make_client(1, config.timeout, proxy) as client:
+        backend = make_backend(registry, choose_backend(name, config), config, client)
+        try:
+            return backend.provider, await backend.list_models()
+        finally:
+            await backend.aclose()
 
 
 def make_backend(registry: Registry, name: str, config: BackendConfig, client: httpx.AsyncClient) -> Backend:

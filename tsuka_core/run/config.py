@@ -1,0 +1,49 @@
+"""A backend's configuration from a run's options: the server, the API key's variable, limits and sampling."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from tsuka_core.backends.base import BackendConfig
+from tsuka_core.errors import UsageError
+
+__all__ = ["api_key_from", "backend_config"]
+
+
+def api_key_from(name: str | None) -> str | None:
+    """The API key held by the variable ``--api-key-env`` names; None without the option; unset is an error."""
+    if name is None:
+        return None
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise UsageError(f"--api-key-env {name!r}: not an environment variable name (e.g. MY_SERVER_KEY)")
+    key = os.environ.get(name, "").strip()
+    if not key:
+        raise UsageError(f"--api-key-env names {name}, which is not set; set {name} to the API key")
+    return key
+
+
+def backend_config(values: Mapping[str, Any]) -> BackendConfig:
+    """A BackendConfig from the options of ``tsuka run`` / ``tsuka models`` (click's names for them)."""
+    pairs: dict[str, str] = {}
+    for item in values.get("backend_option") or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--option {item!r}: expected KEY=VALUE")
+        pairs[key] = value
+    base_url = values.get("base_url") or None  # each backend reads its own environment variables
+    model_path = values.get("model_path")
+    return BackendConfig(
+        base_url=base_url,
+        api_key=api_key_from(values.get("api_key_env")),
+        api_key_from=values.get("api_key_env"),
+        model_path=str(model_path) if model_path else None,
+        timeout=values.get("timeout", 300.0),
+        retries=values.get("retries", 3),
+        max_tokens=values.get("max_tokens"),
+        temperature=values.get("temperature"),
+        seed=values.get("seed"),
+        options=pairs,
+    )
