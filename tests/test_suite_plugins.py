@@ -124,9 +124,9 @@ def test_an_unknown_name_is_one_line_with_the_closest_names(with_mine: Path) -> 
     for args in (["hash", "defualt"], ["run", "all", "--suite", "defualt"], ["tier", "m", "--suite", "defualt"]):
         result = invoke(*args)
         assert result.exit_code == 2
-        (error,) = [line for line in result.stderr.splitlines() if line.startswith("Error")]
+        (error,) = [line for line in result.stderr.splitlines() if line.startswith("tsuka: error:")]
         assert "suite 'defualt': no such folder and no such registered suite" in error
-        assert error.endswith("did you mean 'default'?")
+        assert "did you mean 'default'? (see 'tsuka " in error
 
 
 def test_run_without_suite_keeps_the_default_suite(with_mine: Path) -> None:

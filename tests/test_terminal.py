@@ -103,6 +103,7 @@ def test_gate_and_errors_show_hostile_names_escaped(tmp_path: Path) -> None:
     error = invoke("run", "m", "--base-url", f"http://{CLEAR}x/v1", "--profiles", tmp_path / "p.json")
     for result in (gate, error):
         assert raw_controls(result.stdout + result.stderr) == [], result.stdout + result.stderr
-    assert "visible  t\\x1b[2J" in gate.stdout
+    assert gate.exit_code == 2  # no API accepts such a tool name: refused, and shown escaped
+    assert "t\\x1b[2J" in gate.stderr
     assert error.exit_code == 2
     assert "\\x1b[2J" in error.stderr
