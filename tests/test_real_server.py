@@ -163,6 +163,7 @@ def complete(
         async with httpx.AsyncClient() as client:
             config = BackendConfig(base_url=f"{url}/v1", max_tokens=MAX_TOKENS, retries=0, temperature=0, seed=42)
             backend = OpenAIBackend(config, client)
+            await backend.server_facts(ALIAS)  # as a run does first: llama.cpp, known from /props, is never streamed
             return await backend.complete(ChatRequest(ALIAS, messages, tuple(tools), effort))
 
     return asyncio.run(main())
