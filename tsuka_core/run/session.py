@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from tsuka_core.backends.base import Backend, BackendConfig
+from tsuka_core.backends.clientpool import spread_client
 from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare
 from tsuka_core.engine.sweep import ModelSweep, SweepObserver, sweep_models
 from tsuka_core.errors import StoreError, UsageError
@@ -96,34 +97,20 @@ def choose_backend(name: str | None, config: BackendConfig) -> str:
     return "embedded"
 
 
-KEEP_IDLE = 16
-"""The most idle connections the run's client keeps for reuse.
-
-httpx's pool looks at every idle connection (a system call on its socket) each
-time it hands a connection out or takes one back, so each idle connection kept
-costs every request; above this many requests in flight, a connection whose
-answer has been read is closed rather than kept.
-"""
-
-
 def make_client(concurrency: int, timeout: float, proxy: str | None = None) -> httpx.AsyncClient:
-    """The run's one HTTP client: httpx's own, keeping a connection for each request in flight (at most KEEP_IDLE).
+    """The run's one HTTP client: stock httpx clients of a few kept connections each, one per few requests in flight.
 
+    Every connection is kept and reused for the whole run, so a run at
+    concurrency ``j`` opens about ``j`` connections (``backends.clientpool``).
     It takes the proxies of ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and
     ``NO_PROXY`` and the CA bundle of ``SSL_CERT_FILE`` from the environment;
     ``proxy``, when given, carries every request instead. A proxy URL httpx
-    cannot use is a :class:`UsageError`.
+    cannot use is a :class:`UsageError`. ``concurrency`` is a hint only: members
+    are opened as requests need them.
     """
-    size = max(1, concurrency)
+    del concurrency
     try:
-        # No cap on open connections: the engine bounds the requests in flight, and httpcore can lose a
-        # connection to a request cancelled half-way, which under a cap would hold its place for good.
-        return httpx.AsyncClient(
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=min(size, KEEP_IDLE)),
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)),
-            proxy=proxy,
-            trust_env=True,
-        )
+        return spread_client(httpx.Timeout(timeout, connect=min(timeout, 30.0)), proxy)
     except (ValueError, ImportError, httpx.InvalidURL) as exc:  # a bad URL or scheme, SOCKS without socksio
         where = "--proxy" if proxy else "HTTP_PROXY, HTTPS_PROXY or ALL_PROXY"
         raise UsageError(f"the proxy of {where} cannot be used: {exc}") from None
