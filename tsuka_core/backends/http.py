@@ -96,6 +96,8 @@ class JsonReply:
     """Seconds the successful attempt took (earlier failed attempts and waits excluded)."""
     attempts: int
     """How many attempts were made, the successful one included."""
+    size: int = 0
+    """Bytes of the body as read (after content decoding); 0 when not known."""
 
 
 @dataclass(frozen=True)
@@ -266,7 +268,8 @@ async def request_json(
     for attempt in range(attempts):
         try:
             exchange = await _exchange(client, call)
-            return JsonReply(_decode(exchange, call.label), exchange.status, exchange.duration, attempt + 1)
+            data = _decode(exchange, call.label)
+            return JsonReply(data, exchange.status, exchange.duration, attempt + 1, len(exchange.raw))
         except _TransientError as transient:
             if attempt + 1 >= attempts:
                 raise _final(transient.error, secrets, attempts) from transient.__cause__

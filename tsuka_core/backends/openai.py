@@ -41,6 +41,8 @@ _REASONING_REFUSAL = re.compile(
 _NOT_SENT_BACK = ("reasoning_content", "reasoning")
 DEFAULT_MAX_TOKENS = 8192
 """Completion token limit per request unless the user sets one (reasoning models need room)."""
+INLINE_PARSE_BYTES = 64 * 1024
+"""Answers up to this size are normalised on the event loop; larger ones in a worker thread."""
 
 
 def is_effort_rejection(status: int | None, message: str) -> bool:
@@ -178,10 +180,14 @@ class OpenAIBackend(Backend):
                     status=error.status,
                 ) from error
             raise
+        label = f"POST {self.provider}/chat/completions"
+        if reply.size <= INLINE_PARSE_BYTES:
+            return parse_completion(reply, label)
         import asyncio
 
-        # Off the loop: repairing broken tool arguments may take a while, and no other request should wait on it.
-        return await asyncio.to_thread(parse_completion, reply, f"POST {self.provider}/chat/completions")
+        # Off the loop: repairing a large answer's broken tool arguments may take a while, and no other request
+        # should wait on it (a thread costs more than parsing a small answer does).
+        return await asyncio.to_thread(parse_completion, reply, label)
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body of a chat-completion request."""
