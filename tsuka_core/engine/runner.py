@@ -9,8 +9,10 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortRejected
+from tsuka_core.backends.budget import BodyBudget
 from tsuka_core.engine.answer_faults import answer_fault
 from tsuka_core.engine.first_request import refuses_model
+from tsuka_core.engine.kept import kept_answer
 from tsuka_core.engine.results import CheckResult, StepResult, TestResult
 from tsuka_core.errors import RequestError
 from tsuka_core.judge.answer import Answer, ToolCall
@@ -53,7 +55,8 @@ def _judged(step: Step, request: ChatRequest, response: ChatResponse, index: int
         if found is not None:
             fault, why = found
             checks = tuple(_led_by(c, why) for c in checks)
-    return StepResult(index, True, checks, request.messages, response, fault)
+    kept, shortened = kept_answer(response)
+    return StepResult(index, True, checks, request.messages, kept, fault, shortened)
 
 
 def _wanted_tool(check: Check) -> str | None:
@@ -80,6 +83,36 @@ def _score(steps: list[StepResult]) -> float:
     return score_checks((c.weight, c.outcome.passed) for s in steps for c in s.checks)
 
 
+async def _answer(
+    backend: Backend,
+    test: Test,
+    results: list[StepResult],
+    index: int,
+    request: ChatRequest,
+    limiter: AbstractAsyncContextManager[Any] | None,
+) -> ChatResponse | TestResult:
+    """The answer to one step's request, or the test ended in error when the request failed for good."""
+    try:
+        async with limiter or nullcontext():
+            response = await backend.complete(request)
+    except EffortRejected:
+        raise
+    except RequestError as exc:
+        refused = refuses_model(exc)
+        if refused is not None:
+            raise refused from exc
+        said = "server error on a tools request: " if request.tools and (exc.status or 0) >= 500 else ""
+        return _errored(test, results, index, request, f"{said}{exc}")
+    except Exception as exc:  # a backend plugin's bug ends this test as an error, not the run
+        cause = f"backend {backend.name!r} raised {type(exc).__name__}: {exc}"
+        return _errored(test, results, index, request, cause)
+    if limiter is not None:
+        # The limiter just let the next request in: let it go out before this answer is judged,
+        # so that judging overlaps the wait for the server instead of delaying the request.
+        await asyncio.sleep(0)
+    return response
+
+
 async def run_test(
     backend: Backend,
     test: Test,
@@ -87,13 +120,15 @@ async def run_test(
     effort: Effort | None,
     limiter: AbstractAsyncContextManager[Any] | None = None,
     repeat: int = 1,
+    budget: BodyBudget | None = None,
 ) -> TestResult:
     """Send each step of ``test`` in order and judge its checks; ``repeat`` is which run of the test this is.
 
     A request that fails for good ends the test with status ``error`` (its
     cause kept); :class:`EffortRejected` propagates so the sweep can measure the
     model without efforts, and :class:`~tsuka_core.engine.first_request.ModelRefused`
-    (a 401, 403 or 404) so that it stops the model.
+    (a 401, 403 or 404) so that it stops the model. With ``budget``, a large
+    answer holds one of its places from its reading to the end of its judging.
     """
     messages: list[Mapping[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []
     results: list[StepResult] = []
@@ -110,27 +145,14 @@ async def run_test(
         if step.prompt is not None:
             messages.append({"role": "user", "content": step.prompt})
         request = ChatRequest(model, tuple(messages), test.tools, effort, repeat)
-        try:
-            async with limiter or nullcontext():
-                response = await backend.complete(request)
-        except EffortRejected:
-            raise
-        except RequestError as exc:
-            refused = refuses_model(exc)
-            if refused is not None:
-                raise refused from exc
-            said = "server error on a tools request: " if request.tools and (exc.status or 0) >= 500 else ""
-            return _errored(test, results, index, request, f"{said}{exc}")
-        except Exception as exc:  # a backend plugin's bug ends this test as an error, not the run
-            cause = f"backend {backend.name!r} raised {type(exc).__name__}: {exc}"
-            return _errored(test, results, index, request, cause)
-        if limiter is not None:
-            # The limiter just let the next request in: let it go out before this answer is judged,
-            # so that judging overlaps the wait for the server instead of delaying the request.
-            await asyncio.sleep(0)
-        if not response.tool_calls and response.text:
-            messages.append({"role": "assistant", "content": response.text})
-        # Judged off the loop: no other request's measured time waits on it.
-        results.append(await asyncio.to_thread(_judged, step, request, response, index))
+        async with budget.scope() if budget is not None else nullcontext():
+            answered = await _answer(backend, test, results, index, request, limiter)
+            if isinstance(answered, TestResult):
+                return answered
+            response = answered
+            if not response.tool_calls and response.text:
+                messages.append({"role": "assistant", "content": response.text})
+            # Judged off the loop: no other request's measured time waits on it.
+            results.append(await asyncio.to_thread(_judged, step, request, response, index))
         previous = response
     return TestResult(test, "ok", _score(results), tuple(results), repeat=repeat)
