@@ -14,7 +14,6 @@ bodies with :func:`~tsuka_core.backends.http.request_json` is budgeted too.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -31,6 +30,8 @@ class BodyBudget:
     """Places for large answers: ``places`` of them may be read and judged at once."""
 
     def __init__(self, places: int) -> None:
+        import asyncio  # not at import: 'tsuka validate' never loads the event loop
+
         self.places = max(1, places)
         self._free = asyncio.Semaphore(self.places)
 

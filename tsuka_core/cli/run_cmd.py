@@ -26,6 +26,7 @@ from tsuka_core.run.stopping import exit_status, run_stoppable, signal_name
 from tsuka_core.storage.history import default_history_path
 from tsuka_core.storage.layout import dumps_store
 from tsuka_core.suite.loading import load_suite
+from tsuka_core.suite.shard import parse_shard
 from tsuka_core.terms import EFFORTS
 
 if TYPE_CHECKING:
@@ -225,6 +226,11 @@ def make_config(values: dict[str, Any]) -> Any:
     help="Completion token limit per request (default: the backend's; 8192 for openai, 512 for embedded).",
 )
 @click.option(
+    "--shard",
+    metavar="I/N",
+    help="Measure only shard I of N (tests split by name); the history keeps it for 'tsuka merge'.",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (the summary goes to stderr)."
 )
 @ci_options
@@ -263,7 +269,11 @@ def run(
     loaded = load_suite(suite, registry)
     for warning in loaded.warnings:
         click.echo(f"warning: {warning}", err=True)
+    shard = parse_shard(values["shard"]) if values.get("shard") else None
+    if shard is not None and values.get("history") is False:
+        raise UsageError("--shard with --no-history would keep nothing: a shard's results live in its history")
     options = RunOptions(
+        shard=shard,
         models=models,
         backend=values.get("backend"),
         config=make_config(values),

@@ -23,6 +23,7 @@ from tsuka_core.storage.cache import cache_stats, served_from_cache, with_cache
 from tsuka_core.storage.recorder import RunInfo, RunRecorder, safe_options
 from tsuka_core.storage.store import ProfileStore, profile_from_level, profile_key, recommend
 from tsuka_core.suite.model import Suite
+from tsuka_core.suite.shard import Shard, shard_suite
 from tsuka_core.terms import EFFORTS, Effort
 
 __all__ = ["RunOptions", "RunReport", "choose_backend", "make_backend", "make_client", "run_benchmark"]
@@ -52,6 +53,8 @@ class RunOptions:
     """The project file's endpoint this run measures: its name is recorded in each profile's provider."""
     store_names: Mapping[str, str] = field(default_factory=dict)
     """A model's name in the store when not its own (``NAME:model`` when two endpoints serve that model)."""
+    shard: Shard | None = None
+    """Measure only this shard's tests and store no profile: the history keeps them for ``tsuka merge``."""
 
 
 @dataclass
@@ -159,6 +162,9 @@ async def run_benchmark(
         elif options.cache_path is not None:
             backend = with_cache(backend, options.cache_path)
         report = RunReport(backend.name, backend.provider, suite)
+        kept: list[ModelSweep] = []
+        if options.shard is not None:
+            observer.note(_shard_note(options.shard, suite))
         try:
             prepared = await prepare(backend, asked, options.models, observer)
             models, facts = prepared.models, prepared.facts
@@ -172,7 +178,6 @@ async def run_benchmark(
                     RunRecorder, options.history_path, run_info(options, suite, backend, models)
                 )
             report.history_run = history.run_id if history is not None else None
-            kept: list[ModelSweep] = []
 
             async def keep(swept: ModelSweep) -> None:
                 await asyncio.to_thread(_store_model, store, swept, report, options)
@@ -192,7 +197,7 @@ async def run_benchmark(
                 report,
                 sweep_models(
                     backend,
-                    suite,
+                    suite if options.shard is None else shard_suite(suite, options.shard),
                     models,
                     options.efforts,
                     concurrency=concurrency,
@@ -216,6 +221,14 @@ async def run_benchmark(
             report.cache = cache_stats(backend)
             await backend.aclose()
     return report
+
+
+def _shard_note(shard: Shard, suite: Suite) -> str:
+    held = len(shard_suite(suite, shard).tests)
+    return (
+        f"shard {shard}: {held} of the suite's {len(suite.tests)} tests; no profile is stored until "
+        "'tsuka merge' combines the shards' histories"
+    )
 
 
 def run_info(options: RunOptions, suite: Suite, backend: Backend, models: Sequence[str]) -> RunInfo:
@@ -245,6 +258,7 @@ def run_settings(options: RunOptions) -> dict[str, Any]:
         "backendOptions": safe_options(config.options),
         "cache": options.cache_path is not None and options.repeats == 1,
         "repeats": options.repeats,
+        **({"shard": str(options.shard)} if options.shard is not None else {}),
     }
 
 
@@ -309,6 +323,8 @@ def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport, opti
             profile["provider"] = f"{options.endpoint} {profile['provider']}"
     best = recommend(complete)
     recommendations = {name: best} if best else {}
+    if options.shard is not None:
+        return  # a shard's levels are partial: only the history keeps them, until 'tsuka merge'
     if profiles or recommendations:
         store.update(profiles, recommendations)
     report.profiles.update(profiles)
