@@ -19,6 +19,7 @@ from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, 
 from tsuka_core.engine.sweep import ModelSweep, SweepObserver, sweep_models
 from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.plugins.registry import Registry
+from tsuka_core.run.replicas import ReplicaSet, replica_set
 from tsuka_core.storage.cache import cache_stats, served_from_cache, with_cache
 from tsuka_core.storage.recorder import RunInfo, RunRecorder, safe_options
 from tsuka_core.storage.store import ProfileStore, profile_from_level, profile_key, recommend
@@ -53,6 +54,9 @@ class RunOptions:
     """The project file's endpoint this run measures: its name is recorded in each profile's provider."""
     store_names: Mapping[str, str] = field(default_factory=dict)
     """A model's name in the store when not its own (``NAME:model`` when two endpoints serve that model)."""
+    replicas: Sequence[str] = ()
+    """Base URLs of replicas serving the same models (``config.base_url`` unused then): requests spread over them,
+    ``concurrency`` being each replica's."""
     shard: Shard | None = None
     """Measure only this shard's tests and store no profile: the history keeps them for ``tsuka merge``."""
 
@@ -150,7 +154,7 @@ async def run_benchmark(
     name = choose_backend(options.backend, options.config)
     pool = options.concurrency or MAX_SLOT_CONCURRENCY  # the sweep keeps to the chosen concurrency
     async with make_client(pool, options.config.timeout, options.proxy) as client:
-        backend = make_backend(registry, name, options.config, client)
+        backend = _backend(registry, name, options, client, observer)
         asked = backend
         same = backend.repeats_note() if options.repeats > 1 else None
         if same:
@@ -168,7 +172,8 @@ async def run_benchmark(
         try:
             prepared = await prepare(backend, asked, options.models, observer)
             models, facts = prepared.models, prepared.facts
-            concurrency, said = concurrency_for(options.concurrency, facts)
+            # A replica set's slots already count each replica's own concurrency.
+            concurrency, said = concurrency_for(None if isinstance(asked, ReplicaSet) else options.concurrency, facts)
             if said:
                 observer.note(said)
             options = replace(options, concurrency=concurrency)
@@ -221,6 +226,16 @@ async def run_benchmark(
             report.cache = cache_stats(backend)
             await backend.aclose()
     return report
+
+
+def _backend(
+    registry: Registry, name: str, options: RunOptions, client: httpx.AsyncClient, observer: SweepObserver
+) -> Backend:
+    """The run's backend: one server's, or a :class:`ReplicaSet` over ``options.replicas``."""
+    if not options.replicas:
+        return make_backend(registry, name, options.config, client)
+    members = [make_backend(registry, name, replace(options.config, base_url=url), client) for url in options.replicas]
+    return replica_set(members, options.concurrency, observer.note)
 
 
 def _shard_note(shard: Shard, suite: Suite) -> str:
