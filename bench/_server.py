@@ -12,9 +12,11 @@ prints ``listening on PORT`` once ready and serves until SIGTERM or SIGINT.
 - ``GET [/<ms>ms]/props`` answers ``{}`` after ``<ms>`` milliseconds: the
   round trip a client makes to a llama.cpp server's ``/props``, with no facts
   in it (so nothing stored changes).
-- ``GET /_stats`` returns ``{"chat": n, "max_in_flight": m}`` since the last
-  ``POST /_reset``: how many chat requests were answered and the most that
-  were held at once (which shows the client's real concurrency).
+- ``GET /_stats`` returns ``{"chat": n, "max_in_flight": m, "connections": c}``
+  since the last ``POST /_reset``: how many chat requests were answered, the
+  most that were held at once (which shows the client's real concurrency) and
+  how many connections were accepted (which shows whether the client reuses
+  them).
 
 HTTP/1.1 with keep-alive; one request at a time per connection (pipelined
 requests wait their turn); request bodies up to 16 MiB.
@@ -118,11 +120,13 @@ class Stats:
         self.chat = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.connections = 0
 
     def reset(self) -> None:
         """Start counting again."""
         self.chat = 0
         self.max_in_flight = self.in_flight
+        self.connections = 0
 
 
 class _Connection(asyncio.Protocol):
@@ -136,6 +140,7 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        self.stats.connections += 1
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
@@ -177,6 +182,7 @@ class _Connection(asyncio.Protocol):
         path = rest.partition(b" ")[0].partition(b"?")[0]
         if path == b"/_stats":
             stats = {"chat": self.stats.chat, "max_in_flight": self.stats.max_in_flight}
+            stats["connections"] = self.stats.connections
             self._finish(_response(200, json.dumps(stats).encode(), close=close), close)
             return
         if path == b"/_reset":

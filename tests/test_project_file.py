@@ -297,7 +297,9 @@ def test_the_documented_example_is_a_valid_project_file(tmp_path: Path) -> None:
     from tsuka_core.run.projectfile import load_project
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "project-file.md").read_text(encoding="utf-8")
-    (example,) = re.findall(r"```toml\n(.*?)```", page, flags=re.DOTALL)
+    *others, example = re.findall(r"```toml\n(.*?)```", page, flags=re.DOTALL)
+    for other in others:  # the smaller examples (replicas) are valid files too
+        assert load_project(write(tmp_path, other)) is not None
     project = load_project(write(tmp_path, example))
     assert project is not None
     endpoints = {e.name: e for e in project.data.endpoints}

@@ -7,6 +7,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
+from tsuka_core.backends.budget import LARGE_BODY_BYTES, take_large_place
 from tsuka_core.errors import RequestError
 
 if TYPE_CHECKING:
@@ -28,7 +29,9 @@ async def read_bounded(response: httpx.Response, limit: int, *, truncate: bool, 
     decoded size is counted as it grows: httpx decodes each network read in one
     step with no bound on what it makes, and a few kilobytes of gzip can make
     megabytes. So a compressed body stops being read once it has grown past
-    ``limit``, and the memory it takes stays near ``limit``. A body in an
+    ``limit``, and the memory it takes stays near ``limit``. A body past
+    :data:`~tsuka_core.backends.budget.LARGE_BODY_BYTES` (declared or read) waits
+    for a place of the memory budget before it is read further. A body in an
     encoding other than those of :data:`ACCEPT_ENCODING`, or in several layers
     (each multiplying the last), is refused before any of it is read.
     ``label`` names the request in errors.
@@ -41,8 +44,12 @@ async def read_bounded(response: httpx.Response, limit: int, *, truncate: bool, 
         raise RequestError(f"{label}: the response body is larger than {limit:,} bytes{after}; not read")
     chunks: list[bytes] = []
     size = 0
+    if declared.isdigit() and int(declared) > LARGE_BODY_BYTES:
+        await take_large_place()
     async with aclosing(decoded_chunks(response, label)) as decoded:
         async for chunk in decoded:
+            if size <= LARGE_BODY_BYTES < size + len(chunk):
+                await take_large_place()
             size += len(chunk)
             if size > limit:
                 if not truncate:

@@ -100,6 +100,8 @@ class JsonReply:
     """Seconds the successful attempt took (earlier failed attempts and waits excluded)."""
     attempts: int
     """How many attempts were made, the successful one included."""
+    size: int = 0
+    """Bytes of the body as read (after content decoding); 0 when not known."""
 
 
 @dataclass(frozen=True)
@@ -228,7 +230,8 @@ async def request_json(
         try:
             exchange = await _exchange(client, call)
             data = _decode(exchange, call.label) if isinstance(exchange.raw, bytes) else exchange.raw
-            return JsonReply(data, exchange.status, exchange.duration, attempt + 1)
+            size = len(exchange.raw) if isinstance(exchange.raw, bytes) else 0
+            return JsonReply(data, exchange.status, exchange.duration, attempt + 1, size)
         except _TransientError as transient:
             if attempt + 1 >= attempts:
                 raise _final(transient.error, secrets, attempts) from transient.__cause__

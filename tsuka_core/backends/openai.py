@@ -45,6 +45,8 @@ _REASONING_REFUSAL = re.compile(
 _NOT_SENT_BACK = ("reasoning_content", "reasoning")
 DEFAULT_MAX_TOKENS = 8192
 """Completion token limit per request unless the user sets one (reasoning models need room)."""
+INLINE_PARSE_BYTES = 64 * 1024
+"""Answers up to this size are normalised on the event loop; larger ones in a worker thread."""
 
 
 def is_effort_rejection(status: int | None, message: str) -> bool:
@@ -212,13 +214,17 @@ class OpenAIBackend(Backend):
 
         reply = await self._send("POST", "chat/completions", body, read_body)
         label = f"POST {self.provider}/chat/completions"
-        # Off the loop: repairing broken tool arguments may take a while, and no other request should wait on it.
+        limit = body.get("max_tokens")
         if isinstance(reply.data, StreamedAnswer):
             answer = reply.data
             completion = replace(reply, data=answer.completion())
-            response = await asyncio.to_thread(parse_completion, completion, label, body.get("max_tokens"))
+            response = await asyncio.to_thread(parse_completion, completion, label, limit)
             return timed_by_stream(response, answer)
-        return await asyncio.to_thread(parse_completion, reply, label, body.get("max_tokens"))
+        if reply.size <= INLINE_PARSE_BYTES:
+            return parse_completion(reply, label, limit)
+        # Off the loop: repairing a large answer's broken tool arguments may take a while, and no other request
+        # should wait on it (a thread costs more than parsing a small answer does).
+        return await asyncio.to_thread(parse_completion, reply, label, limit)
 
     def _streaming(self) -> bool:
         """True while streaming is on and the server is not llama.cpp (known from ``/props``), which times answers."""

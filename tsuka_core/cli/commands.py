@@ -37,6 +37,11 @@ COMMANDS: dict[str, LazyCommand] = {
     "init": LazyCommand(
         "init_cmd", "init", "Write a commented starter project file (tsuka.toml); never overwrites one."
     ),
+    "merge": LazyCommand(
+        "merge_cmd",
+        "merge",
+        "Merge the shards of one measurement ('tsuka run --shard I/N') into one store and one history run.",
+    ),
     "models": LazyCommand(
         "run_cmd", "models", "List the models the backend can reach (what 'tsuka run all' would measure)."
     ),

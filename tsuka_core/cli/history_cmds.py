@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 
     from tsuka_core.run.session import RunReport
     from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredTest
-    from tsuka_core.suite.model import Suite
 
 from dataclasses import replace
 
@@ -41,10 +40,9 @@ from tsuka_core.engine.answer_faults import fault_counts, faults_line
 from tsuka_core.errors import UsageError
 from tsuka_core.report.confidence import recorded_confidence, recorded_reliability
 from tsuka_core.run.rescore import rescore_run, tests_needing_live_run
-from tsuka_core.run.rescore_suite import check_fits, recorded_label, recorded_suite
+from tsuka_core.run.rescore_suite import check_fits, judged_with, recorded_suite
 from tsuka_core.storage.history import default_history_path
 from tsuka_core.storage.history_query import StoredTestRuns, list_runs, load_run
-from tsuka_core.suite.identity import suite_label
 from tsuka_core.suite.loading import load_suite
 
 __all__ = ["print_records"]
@@ -324,7 +322,7 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
     loaded = load_suite(suite if suite is not None else recorded_suite(run), registry)
     check_fits(run, loaded, given=suite is not None)
     result = rescore_run(path, run, loaded, profiles, write=not dry_run)
-    lines: list[Text | str] = [_rescore_line(run, loaded, given=suite is not None)]
+    lines: list[Text | str] = [judged_with(run, loaded, given=suite is not None)]
     for recorded, level in zip(result.source.levels, result.levels, strict=True):
         lines.extend(["", *level_summary(replace(level, model=recorded.name or level.model))])  # named as stored
     _print(lines)
@@ -340,13 +338,3 @@ def rescore(run_ref: str, suite: Path | None, history_db: Path | None, profiles:
         click.echo(f"Recorded as run {result.history_run} in {path}")
     elif dry_run:
         click.echo("\n--dry-run: nothing stored")
-
-
-def _rescore_line(run: StoredRun, suite: Suite, *, given: bool) -> str:
-    """Which suite judges the rescore, and whether it is the one the run was measured with."""
-
-    how = "given with --suite" if given else "the suite the run was measured with"
-    return (
-        f"rescore of run {run.id} (suite {recorded_label(run)}, {run.suite_hash}) "
-        f"with suite {suite_label(suite.path)} ({suite.hash}), {how}"
-    )

@@ -15,16 +15,19 @@ from tsuka_core.cli.loaded import loaded_registry
 from tsuka_core.cli.options import effort_choice, history_db_option, profiles_option, tier_choice
 from tsuka_core.cli.progress import make_progress
 from tsuka_core.cli.project_run import endpoint_plan, project_options
-from tsuka_core.cli.run_summary import print_report, report_json
+from tsuka_core.cli.run_summary import print_report
 from tsuka_core.cli.suite_param import SUITE_TYPE
+from tsuka_core.errors import UsageError
 from tsuka_core.gating.min_tier import below_tier
 from tsuka_core.run.config import backend_config
 from tsuka_core.run.plan import measure
+from tsuka_core.run.report_json import report_json
 from tsuka_core.run.session import RunOptions, list_models
 from tsuka_core.run.stopping import exit_status, run_stoppable, signal_name
 from tsuka_core.storage.history import default_history_path
 from tsuka_core.storage.layout import dumps_store
 from tsuka_core.suite.loading import load_suite
+from tsuka_core.suite.shard import parse_shard
 from tsuka_core.terms import EFFORTS
 
 if TYPE_CHECKING:
@@ -213,6 +216,11 @@ def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int
     help="Completion token limit per request (default: the backend's; 8192 for openai, 512 for embedded).",
 )
 @click.option(
+    "--shard",
+    metavar="I/N",
+    help="Measure only shard I of N (tests split by name); the history keeps it for 'tsuka merge'.",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (the summary goes to stderr)."
 )
 @ci_options
@@ -251,7 +259,11 @@ def run(
     loaded = load_suite(suite, registry)
     for warning in loaded.warnings:
         click.echo(f"warning: {warning}", err=True)
+    shard = parse_shard(values["shard"]) if values.get("shard") else None
+    if shard is not None and values.get("history") is False:
+        raise UsageError("--shard with --no-history would keep nothing: a shard's results live in its history")
     options = RunOptions(
+        shard=shard,
         models=models,
         backend=values.get("backend"),
         config=backend_config(values),

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 
 from tsuka_core.cli.display import console, level_summary, tier_text
-from tsuka_core.engine.results import LevelResult
 from tsuka_core.run.session import RunReport
 
-__all__ = ["print_report", "report_json"]
+__all__ = ["print_report"]
 
 
 def print_report(report: RunReport, store_path: Path, *, to_stderr: bool = False) -> None:
@@ -46,54 +44,3 @@ def print_report(report: RunReport, store_path: Path, *, to_stderr: bool = False
         out.print(Text(f"Stored {len(report.profiles)} profile(s) in {store_path}: {', '.join(report.profiles)}"))
     for failure in report.failed:
         out.print(Text.assemble(("not measured:", "red"), f" {failure}"))
-
-
-def _level_json(level: LevelResult) -> dict[str, Any]:
-    return {
-        "model": level.model,
-        "reasoningEffort": level.effort,
-        "effortApplied": level.effort_applied,
-        "complete": level.complete,
-        "tier": level.tier if level.measured_any else None,
-        "scores": dict(level.scores),
-        "repeats": level.repeats,
-        "tests": [
-            {
-                "name": t.test.name,
-                "category": t.test.category,
-                "repeat": t.repeat,
-                "status": t.status,
-                "score": t.score,
-                "error": t.error,
-                "checks": [
-                    {
-                        "step": s.index,
-                        "location": c.location,
-                        "type": c.type,
-                        "weight": c.weight,
-                        "status": c.outcome.status,
-                        "detail": c.outcome.detail,
-                    }
-                    for s in t.steps
-                    for c in s.checks
-                ],
-            }
-            for t in level.tests
-        ],
-    }
-
-
-def report_json(report: RunReport) -> dict[str, Any]:
-    """The run as JSON: the stored profiles exactly as stored, recommendations, failures, and check details."""
-    return {
-        "backend": report.backend,
-        "provider": report.provider,
-        "suite": str(report.suite.path),
-        "testsHash": report.suite.hash,
-        "profiles": report.profiles,
-        "recommendations": report.recommendations,
-        "failed": report.failed,
-        **({"error": report.write_error} if report.write_error else {}),
-        "notes": [note for swept in report.sweeps for note in swept.notes],
-        "levels": [_level_json(level) for swept in report.sweeps for level in swept.levels],
-    }

@@ -60,6 +60,8 @@ class StepResult:
     response: ChatResponse | None = None
     fault: str | None = None
     """The plain kind of a failed answer (``in_text``, ``cut``...; see ``engine.answer_faults``), or None."""
+    shortened: int | None = None
+    """The answer's length in characters when ``response`` keeps only its start (``engine.kept``); None: whole."""
 
 
 @dataclass(frozen=True)

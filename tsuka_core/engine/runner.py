@@ -9,10 +9,12 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortRejected
+from tsuka_core.backends.budget import BodyBudget
 from tsuka_core.backends.http import StatusError
 from tsuka_core.engine.answer_faults import answer_fault
 from tsuka_core.engine.conversation import chain_broken, judged_calls, refused_step
 from tsuka_core.engine.first_request import refuses_model
+from tsuka_core.engine.kept import kept_answer
 from tsuka_core.engine.results import CheckResult, StepResult, TestResult
 from tsuka_core.errors import RequestError
 from tsuka_core.judge.answer import Answer, ToolCall
@@ -56,12 +58,14 @@ def _judged(step: Step, request: ChatRequest, response: ChatResponse, index: int
     if failed or not (response.text or response.tool_calls):
         expected = next((_wanted_tool(c) for c in step.checks if c.type == "tool_called"), None)
         found = answer_fault(response, request.tools, expected, failed)
+    kept, shortened = kept_answer(response)
     if found is None:
-        return StepResult(index, True, checks, request.messages, response)
+        return StepResult(index, True, checks, request.messages, kept, None, shortened)
     fault, why = found
     if fault == "thinking_only":
         checks = tuple(CheckResult(c.location, c.type, c.weight, Outcome.fail(why)) for c in checks)
-    return StepResult(index, True, tuple(_led_by(c, why) for c in checks), request.messages, response, fault)
+    led = tuple(_led_by(c, why) for c in checks)
+    return StepResult(index, True, led, request.messages, kept, fault, shortened)
 
 
 def _wanted_tool(check: Check) -> str | None:
@@ -116,6 +120,7 @@ async def run_test(
     effort: Effort | None,
     limiter: AbstractAsyncContextManager[Any] | None = None,
     repeat: int = 1,
+    budget: BodyBudget | None = None,
 ) -> TestResult:
     """Send each step of ``test`` in order and judge its checks; ``repeat`` is which run of the test this is.
 
@@ -123,7 +128,8 @@ async def run_test(
     cause kept), unless the server refused what the model itself wrote: that
     step fails and the test is scored. :class:`EffortRejected` propagates so
     the sweep can measure the model without efforts, and :class:`~tsuka_core.engine.first_request.ModelRefused`
-    (a 401, 403 or 404) so that it stops the model.
+    (a 401, 403 or 404) so that it stops the model. With ``budget``, a large
+    answer holds one of its places from its reading to the end of its judging.
     """
     messages: list[Mapping[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []
     results: list[StepResult] = []
@@ -140,22 +146,23 @@ async def run_test(
         if step.prompt is not None:
             messages.append({"role": "user", "content": step.prompt})
         request = ChatRequest(model, tuple(messages), test.tools, effort, repeat)
-        answer = await _ask(backend, request, limiter)
-        if isinstance(answer, str):
-            return _errored(test, results, index, request, answer)
-        if isinstance(answer, StatusError):
-            results.append(refused_step(step, index, request, answer))
-            reason = f"not sent: the server refused step {index}"
-            results.extend(_unsent(i, s, reason) for i, s in enumerate(test.steps[index + 1 :], start=index + 1))
-            break
-        response = answer
-        if limiter is not None:
-            # The limiter just let the next request in: let it go out before this answer is judged,
-            # so that judging overlaps the wait for the server instead of delaying the request.
-            await asyncio.sleep(0)
-        if not response.tool_calls and response.text:
-            messages.append({"role": "assistant", "content": response.text})
-        # Judged off the loop: no other request's measured time waits on it.
-        results.append(await asyncio.to_thread(_judged, step, request, response, index))
+        async with budget.scope() if budget is not None else nullcontext():
+            answer = await _ask(backend, request, limiter)
+            if isinstance(answer, str):
+                return _errored(test, results, index, request, answer)
+            if isinstance(answer, StatusError):
+                results.append(refused_step(step, index, request, answer))
+                reason = f"not sent: the server refused step {index}"
+                results.extend(_unsent(i, s, reason) for i, s in enumerate(test.steps[index + 1 :], start=index + 1))
+                break
+            response = answer
+            if limiter is not None:
+                # The limiter just let the next request in: let it go out before this answer is judged,
+                # so that judging overlaps the wait for the server instead of delaying the request.
+                await asyncio.sleep(0)
+            if not response.tool_calls and response.text:
+                messages.append({"role": "assistant", "content": response.text})
+            # Judged off the loop: no other request's measured time waits on it.
+            results.append(await asyncio.to_thread(_judged, step, request, response, index))
         previous = response
     return TestResult(test, "ok", _score(results), tuple(results), repeat=repeat)

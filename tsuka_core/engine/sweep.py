@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
 
 from tsuka_core.backends.base import Backend, EffortRejected, ServerFacts
+from tsuka_core.backends.budget import BodyBudget
+from tsuka_core.backends.http import MAX_BODY_BYTES
 from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.first_request import FirstAlone, ModelRefused
 from tsuka_core.engine.measured import effort_effective, measured_fields
@@ -133,6 +135,8 @@ class _Sweeper:
         self.observer, self.on_model, self.repeats = observer, on_model, repeats
         self.facts, self.listed = facts, listed
         self.gates: dict[str, FirstAlone] = {}
+        self.budget = BodyBudget.for_bodies(MAX_BODY_BYTES)
+        """Large answers read and judged at once, for every model and level of the sweep together."""
 
     def gate(self, model: str) -> FirstAlone:
         """The limiter of ``model``'s requests: the first goes alone unless the backend listed the model."""
@@ -145,7 +149,7 @@ class _Sweeper:
         self.observer.level_started(model, label, effort is not None, len(self.suite.tests) * self.repeats)
 
         async def one(test: Test, repeat: int) -> TestResult:
-            result = await run_test(self.backend, test, model, effort, self.gate(model), repeat)
+            result = await run_test(self.backend, test, model, effort, self.gate(model), repeat, self.budget)
             self.observer.test_done(model, label, result)
             return result
 

@@ -34,7 +34,8 @@ def endpoint_plan(
     plan = []
     for endpoint in project.data.endpoints:
         pairs = {**base.config.options, **{k: _text(v) for k, v in endpoint.options.items()}}
-        config = replace(base.config, base_url=endpoint.base_url, options=pairs)
+        replicas = tuple(endpoint.base_urls or ())
+        config = replace(base.config, base_url=endpoint.base_url or (replicas[0] if replicas else None), options=pairs)
         efforts = tuple(endpoint.efforts) if endpoint.efforts and "efforts" not in given else base.efforts
         concurrency = endpoint.concurrency if endpoint.concurrency and "concurrency" not in given else base.concurrency
         wanted = () if endpoint.models == "all" else tuple(endpoint.models)
@@ -44,7 +45,7 @@ def endpoint_plan(
         )
         if checked is not None:
             options = replace(options, model_check=checked)
-        plan.append((endpoint, replace(options, endpoint=endpoint.name)))
+        plan.append((endpoint, replace(options, endpoint=endpoint.name, replicas=replicas)))
     return plan
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tsuka_core.errors import UsageError
 from tsuka_core.run.project_secrets import secret_problems
@@ -31,6 +31,12 @@ class Endpoint(BaseModel):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$", description="Short name, unique in the file.")
     backend: str = Field(default="openai", description="Backend name ('tsuka backends').")
     base_url: str | None = Field(default=None, description="Server base URL, e.g. http://127.0.0.1:8080/v1.")
+    base_urls: list[str] | None = Field(
+        default=None,
+        min_length=2,
+        description="Several base URLs serving the same models (replicas, no load balancer): requests are spread "
+        "over them, each with its own concurrency; instead of base_url.",
+    )
     models: list[str] | Literal["all"] = Field(default="all", description='Model names, or "all" it lists.')
     efforts: list[Effort] | None = Field(default=None, description="Effort levels; default: the run's.")
     concurrency: int | None = Field(default=None, ge=1, le=1024, description="Requests in flight at once.")
@@ -44,6 +50,12 @@ class Endpoint(BaseModel):
         default=None,
         description="false: measure model names the server does not list (a gateway); default: the run's.",
     )
+
+    @model_validator(mode="after")
+    def _one_kind_of_url(self) -> Endpoint:
+        if self.base_url is not None and self.base_urls is not None:
+            raise ValueError("give base_url (one server) or base_urls (its replicas), not both")
+        return self
 
 
 class ProjectFile(BaseModel):

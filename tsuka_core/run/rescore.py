@@ -35,7 +35,15 @@ from tsuka_core.storage.suite_sections import suite_of
 from tsuka_core.suite.model import Suite, Test
 from tsuka_core.terms import Effort
 
-__all__ = ["NeedsLiveRun", "ReplayBackend", "RescoreResult", "rescore_run", "tests_needing_live_run"]
+__all__ = [
+    "NeedsLiveRun",
+    "ReplayBackend",
+    "RescoreResult",
+    "judge_recording",
+    "rescore_run",
+    "store_rescored",
+    "tests_needing_live_run",
+]
 
 
 class NeedsLiveRun(RequestError):  # noqa: N818  (a condition, not a failure)
@@ -169,13 +177,19 @@ def rescore_run(
     store = ProfileStore(store_path)
     store.read()
     run = ref if isinstance(ref, StoredRun) else load_run(history, ref)
+    result = judge_recording(run, suite)
+    if result.ok and write:
+        store_rescored(result, store, history)
+    return result
+
+
+def judge_recording(run: StoredRun, suite: Suite) -> RescoreResult:
+    """Every level of ``run`` judged again with ``suite`` from its recorded answers; what needs a live run noted."""
     result = RescoreResult(run, suite, asyncio.run(_rescore_levels(run, suite)))
     for recorded, level in zip(run.levels, result.levels, strict=True):
         missing = _needing_live_run(level)
         if missing:
             result.live[recorded.key] = missing
-    if result.ok and write:
-        _store(result, store, history)
     return result
 
 
@@ -195,8 +209,20 @@ def _needing_live_run(level: LevelResult) -> list[str]:
     return lines
 
 
-def _store(result: RescoreResult, store: ProfileStore, history: Path) -> None:
-    """Store every level under the key its run stored it as, with the endpoint in its provider as the run had it."""
+def store_rescored(
+    result: RescoreResult,
+    store: ProfileStore,
+    history: Path,
+    *,
+    kind: str = "rescore",
+    options: Mapping[str, Any] | None = None,
+) -> None:
+    """Store every level under the key its run stored it as, with the endpoint in its provider as the run had it.
+
+    The levels are recorded in ``history`` as a run of ``kind`` (a rescore
+    names its source run; a merge, whose sources are in other files, gives
+    its ``options`` instead).
+    """
     moment = _tested_at(result.source)
     by_model: dict[str, list[LevelResult]] = {}
     endpoints: dict[str, str | None] = {}
@@ -212,7 +238,7 @@ def _store(result: RescoreResult, store: ProfileStore, history: Path) -> None:
         if best:
             result.recommendations[model] = best
     store.update(result.profiles, result.recommendations, suite_of(next(iter(result.profiles.values()), None)))
-    result.history_run = _record(result, history, by_model, endpoints)
+    result.history_run = _record(result, history, by_model, endpoints, kind, options)
 
 
 def _record(
@@ -220,6 +246,8 @@ def _record(
     history: Path,
     by_model: Mapping[str, Sequence[LevelResult]],
     endpoints: Mapping[str, str | None],
+    kind: str,
+    options: Mapping[str, Any] | None,
 ) -> int:
     run = result.source
     info = RunInfo(
@@ -229,9 +257,9 @@ def _record(
         provider=run.provider,
         models=list(by_model),
         efforts=list(run.efforts),
-        options=dict(run.options),
-        kind="rescore",
-        source_run=run.id,
+        options=dict(run.options if options is None else options),
+        kind=kind,
+        source_run=run.id if options is None else None,
     )
     recorder = RunRecorder(history, info)
     for model, levels in by_model.items():

@@ -18,7 +18,7 @@ from tsuka_core.suite.identity import suite_label
 from tsuka_core.suite.loading import default_suite_path, suite_hash
 from tsuka_core.suite.model import Suite
 
-__all__ = ["check_fits", "recorded_label", "recorded_suite"]
+__all__ = ["check_fits", "judged_with", "recorded_label", "recorded_suite"]
 
 
 def recorded_label(run: StoredRun) -> str:
@@ -66,4 +66,13 @@ def check_fits(run: StoredRun, suite: Suite, *, given: bool) -> None:
     raise UsageError(
         f"suite {suite_label(suite.path)} ({chosen}) has none of the tests of run {run.id}; {measured}: "
         f"give that suite with --suite NAME|FOLDER"
+    )
+
+
+def judged_with(run: StoredRun, suite: Suite, *, given: bool) -> str:
+    """Which suite judges the rescore of ``run``, and whether it is the one the run was measured with."""
+    how = "given with --suite" if given else "the suite the run was measured with"
+    return (
+        f"rescore of run {run.id} (suite {recorded_label(run)}, {run.suite_hash}) "
+        f"with suite {suite_label(suite.path)} ({suite.hash}), {how}"
     )

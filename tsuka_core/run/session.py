@@ -14,16 +14,19 @@ from typing import Any
 import httpx
 
 from tsuka_core.backends.base import Backend, BackendConfig
+from tsuka_core.backends.clientpool import spread_client
 from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare
 from tsuka_core.engine.sweep import ModelSweep, QuietObserver, SweepObserver, sweep_models
 from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.plugins.registry import Registry
 from tsuka_core.run.profiles import profile_from_level, recommend
+from tsuka_core.run.replicas import ReplicaSet, replica_set
 from tsuka_core.storage.cache import cache_stats, served_from_cache, with_cache
 from tsuka_core.storage.recorder import RunInfo, RunRecorder, safe_options
 from tsuka_core.storage.store import ProfileStore, profile_key
 from tsuka_core.storage.suite_sections import suite_of
 from tsuka_core.suite.model import Suite
+from tsuka_core.suite.shard import Shard, shard_suite
 from tsuka_core.terms import EFFORTS, Effort
 
 __all__ = ["RunOptions", "RunReport", "choose_backend", "list_models", "make_backend", "make_client", "run_benchmark"]
@@ -55,6 +58,11 @@ class RunOptions:
     """A model's name in the store when not its own (``NAME:model`` when two endpoints serve that model)."""
     model_check: bool = True
     """Refuse a model name the server does not list; False for a gateway serving models it does not list."""
+    replicas: Sequence[str] = ()
+    """Base URLs of replicas serving the same models (``config.base_url`` unused then): requests spread over them,
+    ``concurrency`` being each replica's."""
+    shard: Shard | None = None
+    """Measure only this shard's tests and store no profile: the history keeps them for ``tsuka merge``."""
 
 
 @dataclass
@@ -100,34 +108,20 @@ def choose_backend(name: str | None, config: BackendConfig) -> str:
     return "embedded"
 
 
-KEEP_IDLE = 16
-"""The most idle connections the run's client keeps for reuse.
-
-httpx's pool looks at every idle connection (a system call on its socket) each
-time it hands a connection out or takes one back, so each idle connection kept
-costs every request; above this many requests in flight, a connection whose
-answer has been read is closed rather than kept.
-"""
-
-
 def make_client(concurrency: int, timeout: float, proxy: str | None = None) -> httpx.AsyncClient:
-    """The run's one HTTP client: httpx's own, keeping a connection for each request in flight (at most KEEP_IDLE).
+    """The run's one HTTP client: stock httpx clients of a few kept connections each, one per few requests in flight.
 
+    Every connection is kept and reused for the whole run, so a run at
+    concurrency ``j`` opens about ``j`` connections (``backends.clientpool``).
     It takes the proxies of ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and
     ``NO_PROXY`` and the CA bundle of ``SSL_CERT_FILE`` from the environment;
     ``proxy``, when given, carries every request instead. A proxy URL httpx
-    cannot use is a :class:`UsageError`.
+    cannot use is a :class:`UsageError`. ``concurrency`` is a hint only: members
+    are opened as requests need them.
     """
-    size = max(1, concurrency)
+    del concurrency
     try:
-        # No cap on open connections: the engine bounds the requests in flight, and httpcore can lose a
-        # connection to a request cancelled half-way, which under a cap would hold its place for good.
-        return httpx.AsyncClient(
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=min(size, KEEP_IDLE)),
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 30.0)),
-            proxy=proxy,
-            trust_env=True,
-        )
+        return spread_client(httpx.Timeout(timeout, connect=min(timeout, 30.0)), proxy)
     except (ValueError, ImportError, httpx.InvalidURL) as exc:  # a bad URL or scheme, SOCKS without socksio
         where = "--proxy" if proxy else "HTTP_PROXY, HTTPS_PROXY or ALL_PROXY"
         raise UsageError(f"the proxy of {where} cannot be used: {exc}") from None
@@ -185,15 +179,18 @@ async def run_benchmark(
     name = choose_backend(options.backend, options.config)
     pool = options.concurrency or MAX_SLOT_CONCURRENCY  # the sweep keeps to the chosen concurrency
     async with make_client(pool, options.config.timeout, options.proxy) as client:
-        asked = make_backend(registry, name, options.config, client)
+        asked = _backend(registry, name, options, client, observer)
         backend = _cached(asked, options, observer)
         report = RunReport(backend.name, backend.provider, suite)
         kept: list[ModelSweep] = []
         sweeping = False
+        if options.shard is not None:
+            observer.note(_shard_note(options.shard, suite))
         try:
             prepared = await prepare(backend, asked, options.models, observer, model_check=options.model_check)
             models, facts = prepared.models, prepared.facts
-            concurrency, said = concurrency_for(options.concurrency, facts)
+            # A replica set's slots already count each replica's own concurrency.
+            concurrency, said = concurrency_for(None if isinstance(asked, ReplicaSet) else options.concurrency, facts)
             if said:
                 observer.note(said)
             options = replace(options, concurrency=concurrency)
@@ -223,7 +220,7 @@ async def run_benchmark(
                 report,
                 sweep_models(
                     backend,
-                    suite,
+                    suite if options.shard is None else shard_suite(suite, options.shard),
                     models,
                     options.efforts,
                     concurrency=concurrency,
@@ -265,6 +262,24 @@ def _cached(backend: Backend, options: RunOptions, observer: SweepObserver) -> B
     return backend
 
 
+def _backend(
+    registry: Registry, name: str, options: RunOptions, client: httpx.AsyncClient, observer: SweepObserver
+) -> Backend:
+    """The run's backend: one server's, or a :class:`ReplicaSet` over ``options.replicas``."""
+    if not options.replicas:
+        return make_backend(registry, name, options.config, client)
+    members = [make_backend(registry, name, replace(options.config, base_url=url), client) for url in options.replicas]
+    return replica_set(members, options.concurrency, observer.note)
+
+
+def _shard_note(shard: Shard, suite: Suite) -> str:
+    held = len(shard_suite(suite, shard).tests)
+    return (
+        f"shard {shard}: {held} of the suite's {len(suite.tests)} tests; no profile is stored until "
+        "'tsuka merge' combines the shards' histories"
+    )
+
+
 def run_info(options: RunOptions, suite: Suite, backend: Backend, models: Sequence[str]) -> RunInfo:
     """What the history records about a live run: what was asked of which server, and how."""
     return RunInfo(
@@ -292,6 +307,7 @@ def run_settings(options: RunOptions) -> dict[str, Any]:
         "backendOptions": safe_options(config.options),
         "cache": options.cache_path is not None and options.repeats == 1,
         "repeats": options.repeats,
+        **({"shard": str(options.shard)} if options.shard is not None else {}),
     }
 
 
@@ -356,6 +372,8 @@ def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport, opti
             profile["provider"] = f"{options.endpoint} {profile['provider']}"
     best = recommend(complete)
     recommendations = {name: best} if best else {}
+    if options.shard is not None:
+        return  # a shard's levels are partial: only the history keeps them, until 'tsuka merge'
     if profiles or recommendations:
         store.update(profiles, recommendations, suite_of(next(iter(profiles.values()), None)))
     report.profiles.update(profiles)

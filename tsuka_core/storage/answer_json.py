@@ -167,16 +167,22 @@ def response_to_json(response: ChatResponse) -> dict[str, Any]:
     return {StoredAnswer.model_fields[name].alias or name: value for name, value in fields.items()}
 
 
-def bounded_response_json(response: ChatResponse, limit: int = MAX_ANSWER_BYTES) -> tuple[str, bool]:
+def bounded_response_json(
+    response: ChatResponse, limit: int = MAX_ANSWER_BYTES, *, shortened: int | None = None
+) -> tuple[str, bool]:
     """:func:`response_to_json` as compact JSON of at most ``limit`` UTF-8 bytes, and whether it had to be cut.
 
     A cut answer keeps the start of its text, content and reasoning, and of
     each tool call's arguments (as a JSON string), and holds ``"cut": N``, the
-    size it had; it can be shown, not judged again.
+    size it had; it can be shown, not judged again. ``shortened``, the length
+    the answer had before the run kept only its start, marks it cut whatever
+    its size now.
     """
     data = response_to_json(response)
     text = _compact(data)
     size = len(text.encode("utf-8"))
+    if size <= limit and shortened is not None:
+        return _compact({**data, "cut": shortened}), True
     if size <= limit:
         return text, False
     share = limit // 8

@@ -175,7 +175,7 @@ def _write_test(
 
 
 def _write_step(db: sqlite3.Connection, test_id: int | None, step: StepResult, cached: frozenset[int]) -> None:
-    response = bounded_response_json(step.response)[0] if step.response is not None else None
+    response = None if step.response is None else bounded_response_json(step.response, shortened=step.shortened)[0]
     from_cache = step.response is not None and id(step.response) in cached
     cursor = db.execute(
         "INSERT INTO steps (test_id, idx, sent, messages, response, cached, fault) VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -1,0 +1,86 @@
+"""A run reuses its connections at any concurrency: at most 2 x j connections (and TLS handshakes) for a whole run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from loopback import LoopbackServer, Reply
+from relay import CountingRelay
+
+from tsuka_core.cli.main import cli
+
+TESTS = 240
+CONCURRENCY = 48
+CLEAN_ENV: dict[str, str | None] = dict.fromkeys(
+    ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "OPENAI_API_KEY")
+)
+
+
+def _suite(folder: Path, count: int) -> Path:
+    """A suite of ``count`` one-step tests, each passed by an answer containing 'ok'."""
+    folder.mkdir()
+    for index in range(count):
+        test = {
+            "name": f"t{index:04d}",
+            "category": "instruction",
+            "prompt": f"Say ok ({index}).",
+            "checks": [{"type": "contains", "value": "ok"}],
+        }
+        (folder / f"t{index:04d}.json").write_text(json.dumps(test))
+    return folder
+
+
+def _run(tmp_path: Path, url: str, env: dict[str, str | None]) -> Result:
+    runner = CliRunner(env={**CLEAN_ENV, **env})
+    args = ["run", "m1", "-e", "none", "--base-url", url, "-j", str(CONCURRENCY), "--no-history"]
+    args += ["--suite", str(_suite(tmp_path / "suite", TESTS)), "--profiles", str(tmp_path / "store.json")]
+    return runner.invoke(cli, args, catch_exceptions=False, prog_name="tsuka")
+
+
+def _port(server: LoopbackServer) -> int:
+    return int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+
+
+@pytest.mark.usefixtures("fast_retries")
+def test_a_run_at_high_concurrency_opens_at_most_two_connections_per_request_in_flight(tmp_path: Path) -> None:
+    with LoopbackServer(lambda body, n: Reply.text("ok"), max_requests=2000) as server:
+        with CountingRelay(_port(server)) as relay:
+            result = _run(tmp_path, relay.url, {})
+        chats = len(server.bodies)
+    assert result.exit_code == 0, result.output
+    assert chats == TESTS
+    assert relay.accepted <= 2 * CONCURRENCY, f"{relay.accepted} connections for {chats} requests"
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (made with the openssl command)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is needed to make a certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
+@pytest.mark.usefixtures("fast_retries")
+def test_a_run_over_https_makes_at_most_two_handshakes_per_request_in_flight(
+    tmp_path: Path, certificate: tuple[Path, Path]
+) -> None:
+    """The CA bundle comes from SSL_CERT_FILE, as a user behind a private CA sets it."""
+    with LoopbackServer(lambda body, n: Reply.text("ok"), max_requests=2000) as server:
+        with CountingRelay(_port(server), tls=certificate) as relay:
+            result = _run(tmp_path, relay.url, {"SSL_CERT_FILE": str(certificate[0])})
+        chats = len(server.bodies)
+    assert result.exit_code == 0, result.output
+    assert chats == TESTS
+    assert relay.accepted <= 2 * CONCURRENCY, f"{relay.accepted} TLS handshakes for {chats} requests"

@@ -1,0 +1,87 @@
+"""Several URLs serving one model: requests spread over the replicas, one profile, a failing replica dropped."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+from history_helpers import invoke, stored
+from loopback import LoopbackServer, Reply
+
+from tsuka_core.storage.history_query import load_run
+
+TESTS = 24
+pytestmark = pytest.mark.usefixtures("fast_retries")
+
+
+def _suite(folder: Path) -> Path:
+    folder.mkdir()
+    for index in range(TESTS):
+        test = {"name": f"t{index:02d}", "category": "instruction", "prompt": f"Say ok ({index}).",
+                "checks": [{"type": "contains", "value": "ok"}]}  # fmt: skip
+        (folder / f"t{index:02d}.json").write_text(json.dumps(test))
+    return folder
+
+
+def _project(folder: Path, urls: list[str]) -> Path:
+    path = folder / "tsuka.toml"
+    listed = ", ".join(f'"{url}"' for url in urls)
+    path.write_text(
+        f'efforts = ["none"]\nprofiles = "store.json"\nsuite = "suite"\n\n'
+        f'[[endpoints]]\nname = "pool"\nbase_urls = [{listed}]\nmodels = ["m1"]\nconcurrency = 2\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def _closed_port() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+def _replicas(folder: Path) -> list[dict[str, Any]]:
+    suite = str((folder / "suite").resolve())  # a folder no plugin registers: its profiles have their own section
+    profile = stored(folder / "store.json")["suiteProfiles"][suite]["m1@none"]
+    found: list[dict[str, Any]] = profile["replicas"]
+    return found
+
+
+def test_requests_are_spread_over_every_replica_into_one_profile(tmp_path: Path) -> None:
+    _suite(tmp_path / "suite")
+    ok = lambda body, n: Reply.text("ok")  # noqa: E731
+    with LoopbackServer(ok) as one, LoopbackServer(ok) as two:
+        result = invoke("run", "--config", _project(tmp_path, [one.base_url, two.base_url]))
+        counts = [len(one.bodies), len(two.bodies)]
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert sum(counts) == TESTS
+    assert min(counts) >= TESTS // 4, counts  # both replicas served a fair share
+    replicas = _replicas(tmp_path)
+    assert [r["requests"] for r in replicas] == counts
+    assert sum(r["share"] for r in replicas) == pytest.approx(1.0)
+    level = load_run(tmp_path / ".tsuka" / "history.sqlite", "last").levels[0]
+    assert [r["requests"] for r in level.extra["replicas"]] == counts  # the history keeps each replica's share
+
+
+def test_a_failing_replica_is_dropped_with_a_note_and_the_others_finish(tmp_path: Path) -> None:
+    _suite(tmp_path / "suite")
+    with LoopbackServer(lambda body, n: Reply.text("ok")) as alive:
+        result = invoke("run", "--config", _project(tmp_path, [_closed_port(), alive.base_url]))
+        served = len(alive.bodies)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "dropped" in result.stdout + result.stderr
+    assert served == TESTS
+    dead, live = _replicas(tmp_path)
+    assert "dropped" in dead
+    assert live["requests"] == TESTS
+
+
+def test_base_url_and_base_urls_together_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tsuka.toml"
+    path.write_text('[[endpoints]]\nname = "x"\nbase_url = "http://a/v1"\nbase_urls = ["http://b/v1", "http://c/v1"]\n')
+    result = invoke("run", "--config", path)
+    assert result.exit_code == 2
+    assert "not both" in result.stderr

@@ -1,0 +1,137 @@
+"""Merging shards: the histories of ``tsuka run --shard I/N`` runs made into one store and one history run.
+
+Each shard's last recorded run is read; together they must be every shard
+``1/N`` to ``N/N`` of one measurement (the same suite, models, efforts and
+settings; the concurrency may differ). Their levels are joined test by test
+and judged again from the recorded answers with the whole suite, exactly as
+``tsuka rescore`` does, so the scores, intervals, tiers and speeds equal those
+of one unsharded run that got the same answers. Anything else is refused in
+one line, before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from tsuka_core.errors import UsageError
+from tsuka_core.run.rescore import RescoreResult, judge_recording, store_rescored
+from tsuka_core.storage.history_query import StoredLevel, StoredRun, load_run
+from tsuka_core.storage.store import ProfileStore
+from tsuka_core.suite.model import Suite
+from tsuka_core.suite.shard import parse_shard
+
+__all__ = ["MergeResult", "merge_shards", "shard_history"]
+
+_FREE_SETTINGS = ("shard", "concurrency")
+"""Settings the shards of one measurement may differ in."""
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    """The merged levels, judged, and the shards they came from (``file: run``)."""
+
+    result: RescoreResult
+    sources: list[str]
+
+
+def shard_history(source: Path) -> Path:
+    """The history file of ``source``: itself, or the ``.tsuka/history.sqlite`` (or ``history.sqlite``) in it."""
+    if source.is_dir():
+        for candidate in (source / ".tsuka" / "history.sqlite", source / "history.sqlite"):
+            if candidate.is_file():
+                return candidate
+        raise UsageError(f"{source}: no .tsuka/history.sqlite or history.sqlite in this folder")
+    if not source.is_file():
+        raise UsageError(f"{source}: no such file or folder")
+    return source
+
+
+def merge_shards(sources: Sequence[Path], suite: Suite, store_path: Path, history: Path) -> MergeResult:
+    """Join the last run of each source's history into one, judge it with ``suite``, store and record it.
+
+    Nothing is stored when some test of a level has no recorded answer (a
+    shard that failed it): ``result.live`` names them, as for a rescore.
+    """
+    store = ProfileStore(store_path)
+    store.read()
+    runs = [(str(path), load_run(path, "last")) for path in map(shard_history, sources)]
+    joined = _joined(runs, suite)
+    result = judge_recording(joined, suite)
+    if result.ok:
+        options = {k: v for k, v in joined.options.items() if k not in _FREE_SETTINGS}
+        options["mergedFrom"] = [f"{where}: run {run.id}" for where, run in runs]
+        store_rescored(result, store, history, kind="merge", options=options)
+    return MergeResult(result, [f"{where}: run {run.id} (shard {run.options.get('shard')})" for where, run in runs])
+
+
+def _joined(runs: Sequence[tuple[str, StoredRun]], suite: Suite) -> StoredRun:
+    """One run holding every shard's tests, level by level; a UsageError for shards that are not one measurement."""
+    if not runs:
+        raise UsageError("tsuka merge needs the folders or history files of the shards")
+    shards = [(where, run, _shard_of(where, run)) for where, run in runs]
+    count = shards[0][2][1]
+    seen = sorted(index for _, _, (index, _n) in shards)
+    if any(n != count for _, _, (_i, n) in shards) or seen != list(range(1, count + 1)):
+        said = ", ".join(f"{index}/{n}" for _, _, (index, n) in shards)
+        raise UsageError(f"cannot merge shards {said}: give each shard 1/N to N/N of one measurement exactly once")
+    first_where, first, _ = shards[0]
+    for where, run, _ in shards[1:]:
+        difference = _difference(first, run)
+        if difference:
+            raise UsageError(f"cannot merge {where} with {first_where}: {difference}")
+    if first.suite_hash != suite.hash:
+        raise UsageError(
+            f"cannot merge: the shards measured suite {first.suite_hash}, and {suite.path} is {suite.hash}; "
+            "give the suite they measured with --suite"
+        )
+    return replace(first, levels=tuple(_levels([run for _, run, _ in shards])))
+
+
+def _shard_of(where: str, run: StoredRun) -> tuple[int, int]:
+    text = run.options.get("shard")
+    if run.kind != "run" or not isinstance(text, str):
+        raise UsageError(f"cannot merge {where}: its last run ({run.id}) is not a 'tsuka run --shard I/N'")
+    try:
+        shard = parse_shard(text)
+    except UsageError:
+        raise UsageError(f"cannot merge {where}: its last run ({run.id}) records a damaged shard {text!r}") from None
+    return shard.index, shard.count
+
+
+def _difference(one: StoredRun, other: StoredRun) -> str | None:
+    """What makes two shards' runs parts of different measurements, on one line; None when nothing does."""
+    if one.suite_hash != other.suite_hash:
+        return f"they measured different suites ({one.suite_hash}, {other.suite_hash})"
+    if list(one.models) != list(other.models) or list(one.efforts) != list(other.efforts):
+        return f"they measured different models or efforts ({_what(one)}; {_what(other)})"
+    mine, theirs = _settings(one.options), _settings(other.options)
+    changed = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+    return f"they were run with different settings ({', '.join(changed)})" if changed else None
+
+
+def _what(run: StoredRun) -> str:
+    return f"{', '.join(run.models)} at {', '.join(run.efforts)}"
+
+
+def _settings(options: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if k not in _FREE_SETTINGS}
+
+
+def _levels(runs: Sequence[StoredRun]) -> list[StoredLevel]:
+    """Each level of the first shard with every shard's recorded tests of the same level joined to it."""
+    levels: list[StoredLevel] = []
+    for level in runs[0].levels:
+        tests = [t for run in runs for other in run.levels if _same(other, level) for t in other.tests]
+        levels.append(replace(level, tests=tuple(tests)))
+    return levels
+
+
+def _same(one: StoredLevel, other: StoredLevel) -> bool:
+    return (one.name or one.model, one.effort, one.endpoint) == (
+        other.name or other.model,
+        other.effort,
+        other.endpoint,
+    )
