@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -31,10 +32,17 @@ MAX_TEST_FILE_BYTES = 4 * 1024 * 1024
 
 
 def default_suite_path() -> Path:
-    """The suite installed with tsuka (the project's ``benchmarks/`` folder)."""
-    package = Path(__file__).resolve().parents[1]
-    installed = package / "default_suite"
-    return installed if installed.is_dir() else package.parent / "benchmarks"
+    """The default suite: installed with the other built-in suites (``tsuka_checks_builtin/suites/default``),
+    or the project's ``benchmarks/`` folder in a source tree.
+
+    Found without importing the built-in plugin, so that hashing a suite loads no plugin.
+    """
+    spec = importlib.util.find_spec("tsuka_checks_builtin")
+    for location in (spec.submodule_search_locations or []) if spec is not None else []:
+        installed = Path(location) / "suites" / "default"
+        if installed.is_dir():
+            return installed
+    return Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def resolve_suite(value: str | Path, registry: Registry | None = None) -> Path:
