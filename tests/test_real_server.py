@@ -316,3 +316,44 @@ def test_the_embedded_backend_answers_as_llama_server_with_the_documented_flags_
     assert first == server
     assert first == second
     assert any(score > 0 for _, score, _ in first)
+
+
+CUT_SUITE_TEST: dict[str, Any] = {
+    "name": "find_then_use",
+    "category": "toolCalling",
+    "tools": [FIND_USER],
+    "steps": [
+        {"prompt": ASK["content"], "checks": [{"type": "tool_called", "value": "find_user"}]},
+        {
+            "toolResult": '{"id": "USR-7431"}',
+            "prompt": "Say the id.",
+            "checks": [{"type": "contains", "value": "7431"}],
+        },
+    ],
+}
+
+
+@pytest.mark.model
+def test_a_call_cut_at_the_token_limit_costs_the_test_never_the_level(tool_server: str, tmp_path: Path) -> None:
+    """A real llama-server (tool template) cut after 13 tokens returns find_user's call with its arguments cut.
+
+    Sent back, llama.cpp would refuse them (HTTP 500 "Failed to parse tool call arguments as JSON"): the
+    conversation ends there, the later step is not sent, and the level is stored (exit 0)."""
+    suite, store = tmp_path / "suite", tmp_path / "p.json"
+    suite.mkdir()
+    (suite / "01_find.json").write_text(json.dumps(CUT_SUITE_TEST), encoding="utf-8")
+    args = ["run", ALIAS, "--base-url", f"{tool_server}/v1", "-e", "none", "--temperature", "0", "--seed", "42"]
+    result = CliRunner().invoke(
+        cli, [*args, "--max-tokens", "13", "--suite", str(suite), "--profiles", str(store), "--json", "--no-history"]
+    )
+
+    assert result.exit_code == 0, result.output
+    (level,) = json.loads(result.stdout)["levels"]
+    (test,) = level["tests"]
+    assert test["status"] == "ok", test
+    assert test["score"] < 1
+    second = [c for c in test["checks"] if c["step"] == 1]
+    assert [c["status"] for c in second] == ["failed"], second
+    assert second[0]["detail"] == "not sent: step 0 was cut at the token limit in the middle of its find_user call"
+    stored = json.loads(store.read_text(encoding="utf-8"))["suiteProfiles"][str(suite.resolve())]
+    assert list(stored) == [f"{ALIAS}@none"]
