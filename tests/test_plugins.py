@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 import tsuka_core
+from tsuka_checks_builtin.plugin import CHECK_TYPES
 from tsuka_core import (
     Answer,
     CheckType,
@@ -210,7 +211,7 @@ def test_builtins_come_through_the_entry_point_group() -> None:
     plugins = discover(env="")
     assert [(p.distribution, p.entry_point) for p in plugins] == [("tsuka", "builtin")]
     registry = Registry.from_plugins(plugins)
-    assert len(registry.check_types) == 20
+    assert len(registry.check_types) == len(CHECK_TYPES)
     assert {entry.distribution for entry in registry.check_types.values()} == {"tsuka"}
 
 
