@@ -9,7 +9,7 @@ only (a ``type`` name and a ``weight``) is checked.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
     MISSING,
@@ -121,7 +121,7 @@ class Check(FormatModel):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _worded(cls, data: Any, handler: ModelWrapValidatorHandler[Check], info: ValidationInfo) -> Check:
+    def _worded(cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo) -> Self:
         """Replaces the base's validator of this name: a check's type picks the model of its other keys."""
         registry = info.context if isinstance(info.context, Registry) else None
         type_name = data.get("type") if isinstance(data, dict) else None
