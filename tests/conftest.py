@@ -23,8 +23,10 @@ def registry() -> tsuka_core.Registry:
 
 @pytest.fixture(scope="session")
 def default_suite() -> Path:
-    """The project's own suite, ``benchmarks/``."""
-    return ROOT / "benchmarks"
+    """The default suite as installed (in a source checkout, the project's ``benchmarks/``)."""
+    from tsuka_core.suite.loading import default_suite_path
+
+    return default_suite_path()
 
 
 @pytest.fixture(scope="module")

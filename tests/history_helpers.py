@@ -12,9 +12,12 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from tsuka_core.cli.main import cli
+from tsuka_core.suite.loading import default_suite_path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_SUITE = ROOT / "benchmarks"
+DEFAULT_SUITE = default_suite_path()
+"""The default suite as installed (in a source checkout, ``benchmarks/``): profiles measured with it are the
+default suite's."""
 CLEAN_ENV: dict[str, str | None] = {
     "OPENAI_BASE_URL": None,
     "OPENAI_API_KEY": None,

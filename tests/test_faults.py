@@ -31,9 +31,12 @@ from loopback import Reply
 
 from tsuka_core import Registry
 from tsuka_core.cli.main import cli
+from tsuka_core.suite.loading import default_suite_path
 from tsuka_core.suite.model import Suite
 
-DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
+DEFAULT_SUITE = default_suite_path()
+"""The default suite as installed (in a source checkout, ``benchmarks/``): profiles measured with it are the
+default suite's."""
 LEVELS = ("none", "low", "medium", "xhigh")
 TEST_NAMES = DEFAULT_TESTS
 

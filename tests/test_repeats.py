@@ -22,10 +22,13 @@ from tsuka_core.engine.results import group_runs
 from tsuka_core.errors import RequestError
 from tsuka_core.judge.scoring import mean_score, score_spread
 from tsuka_core.suite import model
+from tsuka_core.suite.loading import default_suite_path
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import Effort
 
-DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
+DEFAULT_SUITE = default_suite_path()
+"""The default suite as installed (in a source checkout, ``benchmarks/``): profiles measured with it are the
+default suite's."""
 TESTS = list(DEFAULT_TESTS)
 
 

@@ -18,11 +18,13 @@ from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.engine import results
 from tsuka_core.engine.runner import run_test
 from tsuka_core.suite import model
-from tsuka_core.suite.loading import load_suite
+from tsuka_core.suite.loading import default_suite_path, load_suite
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import Effort
 
-DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
+DEFAULT_SUITE = default_suite_path()
+"""The default suite as installed (in a source checkout, ``benchmarks/``): profiles measured with it are the
+default suite's."""
 REFUSAL = "Unrecognized request argument supplied: reasoning_effort"
 FIRST_CALL: dict[str, Any] = {
     "id": "call_Xy7Q",

@@ -24,11 +24,13 @@ from tsuka_core.backends.http import StatusError, request_json
 from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.cli.main import cli
 from tsuka_core.errors import BackendError, RequestError
-from tsuka_core.suite.loading import load_suite
+from tsuka_core.suite.loading import default_suite_path, load_suite
 
 pytestmark = pytest.mark.usefixtures("fast_retries")
 
-DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
+DEFAULT_SUITE = default_suite_path()
+"""The default suite as installed (in a source checkout, ``benchmarks/``): profiles measured with it are the
+default suite's."""
 KEY = "sk-tsuka-test-9f3b7c1d2e4a6b8c0d1e2f3a"
 USER = "benchuser"
 PASSWORD = "pw-7Hq2-Zx9@Lm"

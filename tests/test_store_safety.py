@@ -26,11 +26,13 @@ from tsuka_core.cli.main import cli
 from tsuka_core.storage import store as store_module
 from tsuka_core.storage.layout import dumps_store
 from tsuka_core.storage.store import ProfileStore
-from tsuka_core.suite.loading import load_suite
+from tsuka_core.suite.loading import default_suite_path, load_suite
 from tsuka_core.suite.model import Suite
 
 TSUKA = Path(sys.executable).with_name("tsuka")
-DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
+DEFAULT_SUITE = default_suite_path()
+"""The default suite as installed (in a source checkout, ``benchmarks/``): profiles measured with it are the
+default suite's."""
 PYTHON = sys.executable
 CLEAN_ENV = {
     k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TSUKA_")) and k != "COVERAGE_PROCESS_START"

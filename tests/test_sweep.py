@@ -31,10 +31,13 @@ from loopback import LoopbackServer, Reply
 
 from tsuka_core import EFFORTS, BackendConfig, Registry, RunOptions, RunReport, run_benchmark
 from tsuka_core.engine import results
+from tsuka_core.suite.loading import default_suite_path
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import Effort
 
-DEFAULT_SUITE = Path(__file__).resolve().parents[1] / "benchmarks"
+DEFAULT_SUITE = default_suite_path()
+"""The default suite as installed (in a source checkout, ``benchmarks/``): profiles measured with it are the
+default suite's."""
 LEVELS = ["none", "low", "medium", "xhigh"]
 SPEC_FIELDS = [
     "model",
