@@ -70,3 +70,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.outcome = "failed"
             report.longrepr = f"{env}=1 but this {marker} test was skipped: {reason}"
     return report
+
+
+@pytest.fixture(scope="session")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (subjectAltName included) and its key, made with openssl."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is needed to make a certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    command = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+    command += ["-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)]
+    try:
+        subprocess.run(command, check=True, capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        pytest.skip("openssl cannot make a certificate here")
+    return cert, key

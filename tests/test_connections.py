@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -55,21 +53,6 @@ def test_a_run_at_high_concurrency_opens_at_most_two_connections_per_request_in_
     assert result.exit_code == 0, result.output
     assert chats == TESTS
     assert relay.accepted <= 2 * CONCURRENCY, f"{relay.accepted} connections for {chats} requests"
-
-
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and its key (made with the openssl command)."""
-    if shutil.which("openssl") is None:
-        pytest.skip("the openssl command is needed to make a certificate")
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
-    return cert, key
 
 
 @pytest.mark.usefixtures("fast_retries")

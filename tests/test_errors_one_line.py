@@ -144,21 +144,6 @@ def test_a_tampered_history_is_one_line_in_show_report_and_rescore(
         one_line(result, 2, str(copy), "is damaged")
 
 
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and its key (made with the openssl command)."""
-    if shutil.which("openssl") is None:
-        pytest.skip("the openssl command is needed to make a certificate")
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-         "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
-    return cert, key
-
-
 def test_a_certificate_that_fails_verification_is_not_retried(certificate: tuple[Path, Path]) -> None:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(*certificate)

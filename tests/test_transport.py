@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -248,24 +247,10 @@ def test_an_unknown_scheme_is_refused() -> None:
     run(main())
 
 
-def _self_signed(folder: Path) -> tuple[Path, Path] | None:
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    command = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
-    command += ["-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)]
-    try:
-        subprocess.run(command, check=True, capture_output=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return cert, key
-
-
 def test_https_verifies_the_certificate_and_talks_through_tls_when_trusted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pair = _self_signed(tmp_path)
-    if pair is None:
-        pytest.skip("openssl cannot make a certificate here")
-    cert, key = pair
+    cert, key = certificate
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server_context.load_cert_chain(cert, key)
 
