@@ -80,3 +80,55 @@ def test_a_tier_on_its_boundary_is_borderline() -> None:
     result = bootstrap(edge, tier)
     assert result.tier_confidence < BORDERLINE
     assert result.borderline
+
+
+def _plain_bootstrap(samples: list[Sample], tier: str) -> tuple[dict[Category, tuple[float, float]], float]:
+    """The bootstrap written out test by test, as the module's docstring states it: the reference for its sums."""
+    import random
+
+    from tsuka_core.engine.confidence import RESAMPLES, SEED, interval, redrawn
+    from tsuka_core.judge.scoring import mean_score, round_half_up
+
+    rng = random.Random(SEED)
+    ordered = [Sample(s.category, s.weight, tuple(sorted(s.runs))) for s in samples]
+    by_category = {c: [s for s in ordered if s.category == c] for c in CATEGORIES}
+    own = {c: [mean_score(s.runs) for s in tests] for c, tests in by_category.items()}
+    drawn: dict[Category, list[float]] = {c: [] for c in CATEGORIES}
+    same = 0
+    for _ in range(RESAMPLES):
+        scores: dict[Category, float] = {}
+        for c, tests in by_category.items():
+            if not tests:
+                scores[c] = 0.0
+                continue
+            picks = rng.choices(range(len(tests)), k=len(tests))
+            scores[c] = category_score([(tests[i].weight, redrawn(rng, tests[i].runs, own[c][i])) for i in picks])
+            drawn[c].append(scores[c])
+        for c in CATEGORIES:
+            if not by_category[c]:
+                drawn[c].append(0.0)
+        same += tier_for(scores) == tier
+    measured = {
+        c: category_score(list(zip([s.weight for s in t], own[c], strict=True))) for c, t in by_category.items()
+    }
+    return {c: interval(drawn[c], measured[c]) for c in CATEGORIES}, round_half_up(same / RESAMPLES)
+
+
+def test_the_bootstrap_equals_its_test_by_test_statement_once_and_repeated() -> None:
+    """Tests run once are summed straight from the draws: the same numbers as scoring each drawn test."""
+    import random
+
+    rng = random.Random(3)
+    for trial in range(12):
+        repeats = (1,) if trial % 2 else (1, 2, 3)
+        samples = [
+            Sample(
+                rng.choice(CATEGORIES),
+                rng.choice((1, 2, 0.5, 1.5)),
+                tuple(rng.choice((0.0, 0.33, 0.5, 1.0)) for _ in range(rng.choice(repeats))),
+            )
+            for _ in range(rng.randint(1, 30))
+        ]
+        tier = rng.choice(("small", "medium", "large"))
+        result = bootstrap(samples, tier)
+        assert (result.intervals, result.tier_confidence) == _plain_bootstrap(samples, tier), trial

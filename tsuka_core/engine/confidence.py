@@ -47,12 +47,37 @@ class Sample:
     runs: tuple[float, ...]
 
 
-def _resample_score(rng: random.Random, tests: Sequence[Sample], points: Sequence[float]) -> float:
+@dataclass(frozen=True)
+class _Category:
+    """One category's tests ready to be resampled: each test's own score and, for tests run once, weight × score."""
+
+    tests: Sequence[Sample]
+    points: Sequence[float]
+    weights: list[float]
+    weighted: list[float]
+    once: bool
+    """Every test ran once: a resample's score is a sum over drawn indices, no test redrawn."""
+
+    @classmethod
+    def of(cls, tests: Sequence[Sample], points: Sequence[float]) -> _Category:
+        weights = [float(s.weight) for s in tests]
+        weighted = [w * p for w, p in zip(weights, points, strict=True)]
+        return cls(tests, points, weights, weighted, all(len(s.runs) == 1 for s in tests))
+
+
+def _resample_score(rng: random.Random, category: _Category) -> float:
     """One resampled category score: tests drawn with replacement, each counting the mean of redrawn runs.
 
-    ``points`` holds each test's own score, used as it is for a test run once (redrawing one run changes nothing).
+    A test run once counts its own score (redrawing one run changes nothing). When
+    every test ran once, the weighted mean is summed straight from the drawn
+    indices: the same draws, products and order of addition as
+    :func:`~tsuka_core.judge.scoring.category_score`, so the same score.
     """
+    tests, points = category.tests, category.points
     drawn = rng.choices(range(len(tests)), k=len(tests))
+    if category.once:
+        total = sum(map(category.weights.__getitem__, drawn))
+        return round_half_up(sum(map(category.weighted.__getitem__, drawn)) / total) if total > 0 else 0.0
     return category_score([(tests[i].weight, redrawn(rng, tests[i].runs, points[i])) for i in drawn])
 
 
@@ -81,10 +106,11 @@ def bootstrap(samples: Sequence[Sample], tier: Tier, resamples: int = RESAMPLES,
         c: category_score([(s.weight, p) for s, p in zip(tests, test_points[c], strict=True)])
         for c, tests in by_category.items()
     }
+    prepared = {c: _Category.of(tests, test_points[c]) for c, tests in by_category.items()}
     drawn: dict[Category, list[float]] = {c: [] for c in CATEGORIES}
     same = 0
     for _ in range(resamples):
-        scores = {c: _resample_score(rng, tests, test_points[c]) if tests else 0.0 for c, tests in by_category.items()}
+        scores = {c: _resample_score(rng, prepared[c]) if tests else 0.0 for c, tests in by_category.items()}
         for c in CATEGORIES:
             drawn[c].append(scores[c])
         same += tier_for(scores) == tier
