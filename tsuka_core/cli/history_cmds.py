@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +12,6 @@ import click
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from tsuka_core.run.session import RunReport
     from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredTest
 
 from dataclasses import replace
@@ -45,8 +44,6 @@ from tsuka_core.storage.history import default_history_path
 from tsuka_core.storage.history_query import StoredTestRuns, list_runs, load_run
 from tsuka_core.suite.loading import load_suite
 
-__all__ = ["print_records"]
-
 
 def _history_options(func: Any) -> Any:
     func = history_db_option()(func)
@@ -56,18 +53,6 @@ def _history_options(func: Any) -> Any:
 def _history_path(history_db: Path | None, profiles: Path) -> Path:
 
     return history_db or default_history_path(profiles)
-
-
-def print_records(report: RunReport, values: Mapping[str, Any], *, to_stderr: bool) -> None:
-    """Say where ``tsuka run`` recorded the run and what the response cache served."""
-
-    out = console(stderr=to_stderr)
-    if report.cache is not None:
-        hits, misses = report.cache["hits"], report.cache["misses"]
-        out.print(f"Cache: {hits} answer(s) reused, {misses} asked of the model")
-    if report.history_run is not None:
-        path = _history_path(values.get("history_db"), values.get("profiles") or Path("models_profile.json"))
-        out.print(f"Recorded as run {report.history_run} in {path} ('tsuka show {report.history_run}', 'tsuka report')")
 
 
 # --- tsuka runs -----------------------------------------------------------------------------------------------------

@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from tsuka_core.cli.ci_files import ci_files_always, write_ci_files
-from tsuka_core.cli.history_cmds import print_records
 from tsuka_core.cli.loaded import loaded_registry
 from tsuka_core.cli.options import effort_choice, history_db_option, profiles_option, tier_choice
 from tsuka_core.cli.progress import make_progress
 from tsuka_core.cli.project_run import endpoint_plan, project_options
-from tsuka_core.cli.run_summary import print_report
+from tsuka_core.cli.run_summary import print_records, print_report
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.errors import UsageError
 from tsuka_core.gating.min_tier import below_tier
