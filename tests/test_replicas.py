@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,46 @@ def test_requests_are_spread_over_every_replica_into_one_profile(tmp_path: Path)
     assert sum(r["share"] for r in replicas) == pytest.approx(1.0)
     level = load_run(tmp_path / ".tsuka" / "history.sqlite", "last").levels[0]
     assert [r["requests"] for r in level.extra["replicas"]] == counts  # the history keeps each replica's share
+
+
+class _InFlight:
+    """A handler that holds each answer a while and counts the requests it holds at once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = 0
+        self.most = 0
+
+    def __call__(self, body: Any, n: int) -> Reply:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        time.sleep(0.15)
+        with self.lock:
+            self.now -= 1
+        return Reply.text("ok")
+
+
+def test_each_replica_holds_at_most_its_own_concurrency_and_all_of_them_are_used_at_once(tmp_path: Path) -> None:
+    """Concurrency 2 per replica: each server sees at most 2 requests at once, and both see 2 (4 in all)."""
+    _suite(tmp_path / "suite")
+    first, second = _InFlight(), _InFlight()
+    with LoopbackServer(first) as one, LoopbackServer(second) as two:
+        result = invoke("run", "--config", _project(tmp_path, [one.base_url, two.base_url]))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert (first.most, second.most) == (2, 2)
+
+
+def test_a_replica_left_alone_still_holds_only_its_own_concurrency(tmp_path: Path) -> None:
+    """The run's places are both replicas'; once one is dropped, the other still takes only its own 2 at once."""
+    _suite(tmp_path / "suite")
+    alive = _InFlight()
+    with LoopbackServer(alive) as server:
+        result = invoke("run", "--config", _project(tmp_path, [_closed_port(), server.base_url]))
+        served = len(server.bodies)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert served == TESTS
+    assert alive.most == 2
 
 
 def test_a_failing_replica_is_dropped_with_a_note_and_the_others_finish(tmp_path: Path) -> None:
