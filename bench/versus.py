@@ -9,7 +9,7 @@ kinds: words, lines, regular expressions, JSON values, tool calls.
 
 For each tool and N the script prints wall time, the harness cost per test
 (``wall - ceil(N / C) * latency``, spread over the tests, start-up
-included), CPU time, peak RSS, the requests the server answered, the most it
+included), CPU time, peak RSS, the requests (every one answered), the most it
 held at once and the connections it accepted; then the ratio of the costs.
 
 Usage (promptfoo is not a dependency of tsuka: install it anywhere)::
@@ -26,21 +26,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
-import statistics
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _measure import LoopbackProcess, Sample, run_process, server_stats
+from _measure import LoopbackProcess, run_process, server_stats
 from _suite import KINDS, write_suite
-from perf import child_env
+from perf import Row, child_env
 
 MODEL = "bench-a"
 
@@ -89,47 +86,20 @@ PROMPTFOO_ASSERTS: dict[str, list[dict[str, Any]]] = {
 }
 
 
-@dataclass
-class Row:
-    """One tool at one N: its runs and what the server saw."""
-
-    tool: str
-    n: int
-    latency_ms: int
-    concurrency: int
-    samples: list[Sample] = field(default_factory=list)
-    answered: int = 0
-    max_in_flight: int = 0
-    connections: int = 0
-    failure: str = ""
-
-    @property
-    def wall(self) -> float:
-        """Median wall seconds."""
-        return statistics.median(s.wall for s in self.samples)
-
-    @property
-    def cost_ms(self) -> float:
-        """Harness cost per test: wall minus the least time the requests need, over N, in milliseconds."""
-        ideal = math.ceil(self.n / self.concurrency) * self.latency_ms / 1000
-        return 1000 * (self.wall - ideal) / self.n
-
-    def line(self) -> str:
-        """The row as printed."""
-        if self.failure:
-            return f"{self.tool:<10} {self.n:>6}  FAILED: {self.failure}"
-        cpu = statistics.median(s.cpu for s in self.samples)
-        rss = max(s.rss_mb for s in self.samples)
-        return (
-            f"{self.tool:<10} {self.n:>6} {self.latency_ms:>6} {self.concurrency:>4} {self.wall:>8.3f} "
-            f"{self.cost_ms:>8.3f} {cpu:>7.3f} {rss:>7.1f} {self.answered:>6} {self.max_in_flight:>8} "
-            f"{self.connections:>5} {len(self.samples):>4}"
-        )
+def line(row: Row) -> str:
+    """A row as printed: ``row.mode`` is the tool's name."""
+    if row.failure:
+        return f"{row.mode:<10} {row.n:>6}  FAILED: {row.failure}"
+    return (
+        f"{row.mode:<10} {row.n:>6} {row.latency_ms:>6} {row.concurrency:>4} {row.wall:>8.3f} "
+        f"{row.ms_per_test:>8.3f} {row.cpu:>7.3f} {row.rss:>7.1f} {row.requests:>6} {row.max_in_flight:>8} "
+        f"{row.connections:>5} {len(row.samples):>4}"
+    )
 
 
 HEAD = (
     f"{'tool':<10} {'N':>6} {'lat_ms':>6} {'C':>4} {'wall_s':>8} {'ms/test':>8} {'cpu_s':>7} {'rss_MB':>7} "
-    f"{'chat':>6} {'inflight':>8} {'conns':>5} {'runs':>4}"
+    f"{'req':>6} {'inflight':>8} {'conns':>5} {'runs':>4}"
 )
 
 
@@ -168,7 +138,7 @@ def measure(
     ``{work}`` in ``argv`` is the run's folder; ``env`` gives the environment of a run from its folder.
     """
     for attempt in range(1, repeats + 1):
-        work = Path(tempfile.mkdtemp(prefix=f"{row.tool}-{row.n}-{attempt}-", dir=folder))
+        work = Path(tempfile.mkdtemp(prefix=f"{row.mode}-{row.n}-{attempt}-", dir=folder))
         server_stats(port, reset=True)
         command = [a.replace("{work}", str(work)) for a in argv]
         sample = run_process(command, env=env(work), cwd=work, stdout=work / "out.txt", stderr=work / "err.txt")
@@ -177,13 +147,12 @@ def measure(
             tail = (work / "err.txt").read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
             row.failure = f"exit {sample.returncode}, {stats['chat']} of {row.n} requests: {tail[0][:200]}"
             return
-        if row.tool == "promptfoo":  # every test must pass, as every tsuka test scores 1
+        if row.mode == "promptfoo":  # every test must pass, as every tsuka test scores 1
             stats_file = json.loads((work / "results.json").read_text(encoding="utf-8"))["results"]["stats"]
             if stats_file["successes"] != row.n:
                 row.failure = f"{stats_file['successes']} of {row.n} tests passed: an assertion does not fit"
                 return
         row.samples.append(sample)
-        row.answered = stats["chat"]
         row.max_in_flight = max(row.max_in_flight, stats["max_in_flight"])
         row.connections = max(row.connections, stats.get("connections", 0))
 
@@ -212,25 +181,26 @@ def main() -> int:
             for n in [6, *sizes]:  # the first, small, row warms both tools' caches of compiled code; not shown
                 suite = folder / f"suite-{n}"
                 write_suite(suite, n)
-                tsuka = Row("tsuka", n, args.latency, args.concurrency)
+                tsuka = Row("tsuka", n, n, args.latency, args.concurrency)
                 argv = [args.tsuka, "run", MODEL, "-e", "none", "--base-url", base_url, "--suite", str(suite)]
                 argv += ["--profiles", "{work}/profiles.json", "-j", str(args.concurrency)]
                 measure(tsuka, argv, lambda _work: env, folder, server.port, args.repeats)
                 config = promptfoo_config(suite, base_url, folder / suite.name)
-                other = Row("promptfoo", n, args.latency, args.concurrency)
+                other = Row("promptfoo", n, n, args.latency, args.concurrency)
                 argv = [args.promptfoo, "eval", "-c", str(config), "-j", str(args.concurrency), "--no-table"]
                 argv += ["-o", "{work}/results.json"]
                 measure(other, argv, lambda work: promptfoo_env(env, work), folder, server.port, args.repeats)
                 if n in sizes:
-                    print(tsuka.line(), other.line(), sep="\n", flush=True)
+                    print(line(tsuka), line(other), sep="\n", flush=True)
                     rows += [tsuka, other]
     print("harness cost per test, promptfoo / tsuka:")
     for n in sizes:
-        mine, theirs = (next(r for r in rows if r.tool == t and r.n == n) for t in ("tsuka", "promptfoo"))
+        mine, theirs = (next(r for r in rows if r.mode == t and r.n == n) for t in ("tsuka", "promptfoo"))
         if mine.failure or theirs.failure:
             print(f"  N={n}: not compared (a row failed)")
             continue
-        print(f"  N={n}: {theirs.cost_ms:.3f} / {mine.cost_ms:.3f} ms = {theirs.cost_ms / mine.cost_ms:.2f}x")
+        cost, other_cost = mine.ms_per_test, theirs.ms_per_test
+        print(f"  N={n}: {other_cost:.3f} / {cost:.3f} ms = {other_cost / cost:.2f}x")
     return 0
 
 
