@@ -18,7 +18,8 @@ from tsuka_core.storage.recorder import safe_options
 from tsuka_core.urls import redact_url
 
 if TYPE_CHECKING:
-    from tsuka_core.run.projectfile import Endpoint, Project
+    from tsuka_core.run.project_model import Endpoint
+    from tsuka_core.run.projectfile import Project
     from tsuka_core.run.session import RunOptions
 
 __all__ = ["endpoint_plan", "project_options"]

@@ -11,11 +11,14 @@ run several times (``--repeats``) is one test case per run, named
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tsuka_core.engine.results import CheckResult, LevelResult, TestResult
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 __all__ = ["junit_xml", "write_junit"]
 
@@ -47,6 +50,8 @@ def _answers(result: TestResult) -> str:
 
 def _case(parent: ET.Element, level: LevelResult, result: TestResult) -> str:
     """Add one test case (one run of a test); return ``passed``, ``failure`` or ``error``."""
+    import xml.etree.ElementTree as ET
+
     key = f"{level.model}@{level.effort}"
     seconds = sum(result.durations)
     case = ET.SubElement(
@@ -77,6 +82,8 @@ def _case(parent: ET.Element, level: LevelResult, result: TestResult) -> str:
 
 
 def _suite(parent: ET.Element, level: LevelResult) -> tuple[int, int, int, float]:
+    import xml.etree.ElementTree as ET
+
     key = f"{level.model}@{level.effort}"
     suite = ET.SubElement(parent, "testsuite", {"name": _xml_text(key)})
     properties = ET.SubElement(suite, "properties")
@@ -114,6 +121,8 @@ def junit_xml(levels: Sequence[LevelResult], error: str | None = None) -> bytes:
     unreachable, a damaged store): a ``tsuka`` suite with a ``run`` test case
     holding that ``<error>`` comes first, so CI shows it.
     """
+    import xml.etree.ElementTree as ET  # loaded only when a JUnit file is written
+
     root = ET.Element("testsuites", {"name": "tsuka"})
     totals = [_run_error(root, error)] if error is not None else []
     totals += [_suite(root, level) for level in levels]
@@ -136,6 +145,8 @@ def write_junit(path: Path, levels: Sequence[LevelResult], error: str | None = N
 
 
 def _run_error(parent: ET.Element, error: str) -> tuple[int, int, int, float]:
+    import xml.etree.ElementTree as ET
+
     suite = ET.SubElement(parent, "testsuite", {"name": "tsuka", "tests": "1", "failures": "0", "errors": "1"})
     suite.attrib.update({"skipped": "0", "time": "0.000"})
     case = ET.SubElement(suite, "testcase", {"classname": "tsuka", "name": "run", "time": "0.000"})

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from tsuka_core.engine.results import TestResult
     from tsuka_core.engine.sweep import ModelSweep, SweepObserver
     from tsuka_core.plugins.registry import Registry
-    from tsuka_core.run.projectfile import Endpoint
+    from tsuka_core.run.project_model import Endpoint
     from tsuka_core.run.session import RunOptions, RunReport
     from tsuka_core.storage.recorder import RunRecorder
     from tsuka_core.suite.model import Suite

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tsuka_core.engine.sweep import SweepObserver
     from tsuka_core.plugins.registry import Registry
-    from tsuka_core.run.projectfile import Endpoint, Project
+    from tsuka_core.run.project_model import Endpoint
+    from tsuka_core.run.projectfile import Project
     from tsuka_core.run.session import RunOptions, RunReport
     from tsuka_core.suite.model import Suite
 

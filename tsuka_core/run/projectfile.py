@@ -4,81 +4,20 @@ from __future__ import annotations
 
 import difflib
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tsuka_core.errors import UsageError
 from tsuka_core.run.project_secrets import secret_problems
-from tsuka_core.terms import Effort, Tier
 
-__all__ = ["ConfigError", "Endpoint", "Project", "ProjectFile", "find_project", "load_project", "project_schema"]
+if TYPE_CHECKING:
+    from tsuka_core.run.project_model import Endpoint, ProjectFile
+
+__all__ = ["ConfigError", "Project", "find_project", "load_project", "project_schema"]
 
 PROJECT_FILE = "tsuka.toml"
-
-OptionValue = str | int | float | bool
-
-
-class Endpoint(BaseModel):
-    """One server to measure: its backend, where it answers, and which of its models."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$", description="Short name, unique in the file.")
-    backend: str = Field(default="openai", description="Backend name ('tsuka backends').")
-    base_url: str | None = Field(default=None, description="Server base URL, e.g. http://127.0.0.1:8080/v1.")
-    base_urls: list[str] | None = Field(
-        default=None,
-        min_length=2,
-        description="Several base URLs serving the same models (replicas, no load balancer): requests are spread "
-        "over them, each with its own concurrency; instead of base_url.",
-    )
-    models: list[str] | Literal["all"] = Field(default="all", description='Model names, or "all" it lists.')
-    efforts: list[Effort] | None = Field(default=None, description="Effort levels; default: the run's.")
-    concurrency: int | None = Field(default=None, ge=1, le=1024, description="Requests in flight at once.")
-    api_key_env: str | None = Field(
-        default=None,
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-        description="The NAME of the environment variable holding the API key (never the key itself).",
-    )
-    options: dict[str, OptionValue] = Field(default_factory=dict, description="Backend-specific settings.")
-    model_check: bool | None = Field(
-        default=None,
-        description="false: measure model names the server does not list (a gateway); default: the run's.",
-    )
-
-    @model_validator(mode="after")
-    def _one_kind_of_url(self) -> Endpoint:
-        if self.base_url is not None and self.base_urls is not None:
-            raise ValueError("give base_url (one server) or base_urls (its replicas), not both")
-        return self
-
-
-class ProjectFile(BaseModel):
-    """What a ``tsuka run`` takes, set once for a project; command-line flags win over it."""
-
-    model_config = ConfigDict(extra="forbid", title="tsuka project file")
-
-    suite: str | None = Field(default=None, description="Suite folder, relative to this file.")
-    profiles: str | None = Field(default=None, description="Profile store, relative to this file.")
-    efforts: list[Effort] | None = Field(default=None, description="Effort levels to measure.")
-    concurrency: int | None = Field(default=None, ge=1, le=1024)
-    timeout: float | None = Field(default=None, ge=0.1, allow_inf_nan=False, description="Seconds per request.")
-    retries: int | None = Field(default=None, ge=0)
-    repeats: int | None = Field(default=None, ge=1, le=100)
-    temperature: float | None = Field(default=None, allow_inf_nan=False)
-    max_tokens: int | None = Field(default=None, ge=1)
-    history: bool | None = None
-    junit: str | None = Field(default=None, description="JUnit XML file, relative to this file.")
-    json_file: str | None = Field(default=None, description="JSON result file, relative to this file.")
-    min_tier: Tier | None = None
-    model_check: bool | None = Field(default=None, description="false: measure model names the server does not list.")
-    endpoints: list[Endpoint] = Field(default_factory=list, description="Servers one run measures together.")
-
 
 MAX_DEPTH = 16
 """The deepest nesting of tables and arrays read; a project file needs 4 (``endpoints``, one, ``options``, a value)."""
@@ -137,6 +76,10 @@ def load_project(explicit: Path | None = None, folder: Path | None = None) -> Pr
     path, table, text = found
     if _depth(table) > MAX_DEPTH:
         raise UsageError(f"{path}: nested more than {MAX_DEPTH} tables or arrays deep; nothing was run. {DEPTH_HINT}")
+    from pydantic import ValidationError  # the model is loaded only when there is a file to check
+
+    from tsuka_core.run.project_model import ProjectFile
+
     where = _Locator(path, text)
     problems = [where(loc) + message for loc, message in secret_problems(table)]
     try:
@@ -158,6 +101,8 @@ def _line_of(problem: str, path: Path) -> int:
 
 def project_schema() -> dict[str, Any]:
     """The JSON Schema of the project file."""
+    from tsuka_core.run.project_model import ProjectFile
+
     return ProjectFile.model_json_schema()
 
 
@@ -194,6 +139,8 @@ def url_problem(endpoint: Endpoint) -> str | None:
 
 
 def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
+    import tomllib  # loaded only when there is a file to read
+
     try:
         text = path.read_text(encoding="utf-8")
         return tomllib.loads(text), text
@@ -219,6 +166,10 @@ def _depth(value: Any) -> int:
 
 
 def _message(err: Any) -> str:
+    from pydantic import BaseModel
+
+    from tsuka_core.run.project_model import Endpoint, ProjectFile
+
     if err["type"] == "extra_forbidden":
         loc = err["loc"]
         model: type[BaseModel] = Endpoint if len(loc) > 1 and loc[0] == "endpoints" else ProjectFile
