@@ -127,3 +127,27 @@ def test_base_url_and_base_urls_together_are_refused(tmp_path: Path) -> None:
     result = invoke("run", "--config", path)
     assert result.exit_code == 2
     assert "not both" in result.stderr
+
+
+def test_base_url_given_twice_spreads_one_run_over_both_servers(tmp_path: Path) -> None:
+    """``--base-url`` again on the command line: the same replicas as a project file's base_urls, -j places each."""
+    suite = _suite(tmp_path / "suite")
+    first, second = _InFlight(), _InFlight()
+    with LoopbackServer(first) as one, LoopbackServer(second) as two:
+        result = invoke(
+            "run", "m1", "-e", "none", "--suite", suite, "--profiles", tmp_path / "store.json", "-j", "2",
+            "--base-url", one.base_url, "--base-url", two.base_url,
+        )  # fmt: skip
+        counts = [len(one.bodies), len(two.bodies)]
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert sum(counts) == TESTS
+    assert (first.most, second.most) == (2, 2)
+    assert [r["requests"] for r in _replicas(tmp_path)] == counts
+
+
+def test_models_takes_one_base_url() -> None:
+    result = invoke("models", "--base-url", "http://127.0.0.1:9/v1", "--base-url", "http://127.0.0.1:10/v1")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "tsuka: error: --base-url: give one server to list its models (its replicas serve the same ones)"
+    ]

@@ -97,7 +97,7 @@ def shown(ctx: click.Context, project: Project | None, values: dict[str, Any]) -
 
     settings = {key: list(v) if isinstance(v, tuple) else v for key, v in values.items()}
     if settings.get("base_url"):
-        settings["base_url"] = redact_url(str(settings["base_url"]))
+        settings["base_url"] = [redact_url(str(url)) for url in settings["base_url"]]
     pairs = dict(item.partition("=")[::2] for item in values.get("backend_option") or ())
     settings["backend_option"] = [f"{k}={v}" for k, v in safe_options(pairs).items()]
     endpoints = []

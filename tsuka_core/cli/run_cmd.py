@@ -18,7 +18,7 @@ from tsuka_core.cli.run_summary import print_records, print_report
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.errors import UsageError
 from tsuka_core.gating.min_tier import below_tier
-from tsuka_core.run.config import backend_config
+from tsuka_core.run.config import backend_config, replica_urls
 from tsuka_core.run.plan import measure
 from tsuka_core.run.report_json import report_json
 from tsuka_core.run.session import RunOptions, list_models
@@ -49,7 +49,12 @@ def backend_options(func: Any) -> Any:
         click.option(
             "-b", "--backend", help="Backend name ('tsuka backends'); default: openai with a base URL, else embedded."
         ),
-        click.option("--base-url", help="Server base URL, e.g. http://127.0.0.1:8080/v1 (or OPENAI_BASE_URL)."),
+        click.option(
+            "--base-url",
+            multiple=True,
+            help="Server base URL, e.g. http://127.0.0.1:8080/v1 (or OPENAI_BASE_URL). Given again to tsuka run, the "
+            "replicas of one server: requests are spread over them, -j places each (docs/scaling.md).",
+        ),
         click.option(
             "--api-key-env",
             metavar="NAME",
@@ -272,6 +277,7 @@ def run(
         repeats=repeats,
         proxy=values.get("proxy"),
         model_check=values.get("model_check", True),
+        replicas=replica_urls(values),
         **history_options(values, profiles),
     )
     plan = endpoint_plan(options, models)
@@ -292,6 +298,8 @@ def run(
 @backend_options
 def models(**values: Any) -> None:
     """List the models the backend can reach (what 'tsuka run all' would measure)."""
+    if replica_urls(values):
+        raise UsageError("--base-url: give one server to list its models (its replicas serve the same ones)")
     config = backend_config(values)
     provider, names = asyncio.run(list_models(loaded_registry(), values.get("backend"), config, values.get("proxy")))
     click.echo(f"# {provider}", err=True)

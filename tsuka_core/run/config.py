@@ -10,7 +10,7 @@ from typing import Any
 from tsuka_core.backends.base import BackendConfig
 from tsuka_core.errors import UsageError
 
-__all__ = ["api_key_from", "backend_config"]
+__all__ = ["api_key_from", "backend_config", "replica_urls"]
 
 
 def api_key_from(name: str | None) -> str | None:
@@ -25,6 +25,17 @@ def api_key_from(name: str | None) -> str | None:
     return key
 
 
+def _base_urls(values: Mapping[str, Any]) -> tuple[str, ...]:
+    given = values.get("base_url") or ()
+    return (given,) if isinstance(given, str) else tuple(given)
+
+
+def replica_urls(values: Mapping[str, Any]) -> tuple[str, ...]:
+    """The base URLs of ``--base-url`` given more than once (replicas of one server); empty for one or none."""
+    urls = _base_urls(values)
+    return urls if len(urls) > 1 else ()
+
+
 def backend_config(values: Mapping[str, Any]) -> BackendConfig:
     """A BackendConfig from the options of ``tsuka run`` / ``tsuka models`` (click's names for them)."""
     pairs: dict[str, str] = {}
@@ -33,7 +44,8 @@ def backend_config(values: Mapping[str, Any]) -> BackendConfig:
         if not sep or not key:
             raise UsageError(f"--option {item!r}: expected KEY=VALUE")
         pairs[key] = value
-    base_url = values.get("base_url") or None  # each backend reads its own environment variables
+    urls = _base_urls(values)
+    base_url = urls[0] if urls else None  # without one, each backend reads its own environment variables
     model_path = values.get("model_path")
     return BackendConfig(
         base_url=base_url,
