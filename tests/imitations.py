@@ -30,12 +30,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from loopback import Reply
+from threaded import Served
 
 from tsuka_core.backends.base import BackendConfig
 from tsuka_core.engine import results
@@ -49,7 +49,7 @@ __all__ = ["LlamaCppImitation", "Notes", "measure"]
 Answerer = Callable[[dict[str, Any], int], Reply]
 
 
-class LlamaCppImitation:
+class LlamaCppImitation(Served):
     """A llama.cpp server with ``slots`` slots and a fixed generation ``rate`` (tokens per second)."""
 
     def __init__(
@@ -76,14 +76,7 @@ class LlamaCppImitation:
         self.paths: list[str] = []
         self._slots = threading.BoundedSemaphore(slots)
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT/v1``."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        self._serve(_handler_for(self))
 
     def props(self) -> dict[str, Any]:
         """llama.cpp's ``/props`` answer."""
@@ -127,17 +120,6 @@ class LlamaCppImitation:
                 "predicted_ms": predicted_ms,
             }
         return 200, json.dumps(data).encode()
-
-    def __enter__(self) -> LlamaCppImitation:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
 
 
 def _sleep_ms(seconds: float) -> float:

@@ -18,11 +18,11 @@ import socket
 import threading
 import time
 from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from replies import Reply
+from threaded import Served
 
 __all__ = ["StreamingServer", "sse", "stream_chunks"]
 
@@ -67,32 +67,14 @@ def sse(chunks: Sequence[dict[str, Any] | str], *, done: bool = True) -> bytes:
     return "".join(f"data: {e}\n\n" for e in [*events, *(["[DONE]"] if done else [])]).encode()
 
 
-class StreamingServer:
+class StreamingServer(Served):
     """A streaming chat server with ``slots`` slots, ``first_byte`` seconds to its first token, ``rate`` tokens/s."""
 
     def __init__(self, *, slots: int = 1, rate: float = 50.0, first_byte: float = 0.4, tokens: int = 16) -> None:
         self.rate, self.first_byte, self.tokens = rate, first_byte, tokens
         self.bodies: list[dict[str, Any]] = []
         self._slots = threading.BoundedSemaphore(slots)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT/v1``."""
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> StreamingServer:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        self._serve(_handler_for(self))
 
     def generate(self, write: Any) -> None:
         """Wait for a slot, then stream the answer through ``write(bytes)``."""
