@@ -13,6 +13,8 @@ from tsuka_core.errors import UsageError
 from tsuka_core.run.project_secrets import secret_problems
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from tsuka_core.run.project_model import Endpoint, ProjectFile
 
 __all__ = ["ConfigError", "Project", "find_project", "load_project", "project_schema"]
@@ -166,8 +168,6 @@ def _depth(value: Any) -> int:
 
 
 def _message(err: Any) -> str:
-    from pydantic import BaseModel
-
     from tsuka_core.run.project_model import Endpoint, ProjectFile
 
     if err["type"] == "extra_forbidden":
