@@ -54,6 +54,15 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     return store, json.loads(out.read_text(encoding="utf-8")), len(server.bodies)
 
 
+def test_the_run_names_the_history_file_it_wrote_wherever_the_store_is(tmp_path: Path) -> None:
+    """The store in another folder than the working one: the line names the history beside it, not one here."""
+    store = tmp_path / "elsewhere" / "models_profile.json"
+    with LoopbackServer(perfect) as server:
+        result = invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "-e", "none")
+    assert result.exit_code == 0, result.stderr
+    assert f"Recorded as run 1 in {history_of(store)} ('tsuka show 1', 'tsuka report')" in result.stdout
+
+
 def test_a_run_is_recorded_beside_the_store_with_its_settings(recorded: tuple[Path, dict[str, Any], int]) -> None:
     store, output, _ = recorded
     db = history_of(store)

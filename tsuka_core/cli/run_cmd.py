@@ -142,11 +142,11 @@ def history_options(values: dict[str, Any], profiles: Path) -> dict[str, Any]:
     }
 
 
-def finish_ci(report: Any, values: dict[str, Any], *, to_stderr: bool) -> None:
+def finish_ci(report: Any, values: dict[str, Any], profiles: Path, *, to_stderr: bool) -> None:
     """Say where the run was recorded, write the CI files asked for, and exit 1 or 3 when the run says so."""
 
     levels = [level for swept in report.sweeps for level in swept.levels]
-    print_records(report, values, to_stderr=to_stderr)
+    print_records(report, history_options(values, profiles)["history_path"], to_stderr=to_stderr)
     if values.get("junit") or values.get("json_file"):
         write_ci_files(values, levels, report_json(report), report.write_error)
     if not report.ok:
@@ -291,7 +291,7 @@ def run(
         click.echo(f"tsuka: error: {report.write_error}", err=True)
     if as_json:
         click.echo(dumps_store(report_json(report)), nl=False)
-    finish_ci(report, values, to_stderr=as_json)
+    finish_ci(report, values, profiles, to_stderr=as_json)
 
 
 @click.command()

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 
 from tsuka_core.cli.display import console, level_summary, tier_text
 from tsuka_core.run.session import RunReport
-from tsuka_core.storage.history import default_history_path
 
 __all__ = ["print_records", "print_report"]
 
@@ -49,13 +46,12 @@ def print_report(report: RunReport, store_path: Path, *, to_stderr: bool = False
         out.print(Text.assemble(("not measured:", "red"), f" {failure}"))
 
 
-def print_records(report: RunReport, values: Mapping[str, Any], *, to_stderr: bool) -> None:
-    """Say where ``tsuka run`` recorded the run and what the response cache served."""
+def print_records(report: RunReport, history: Path | None, *, to_stderr: bool) -> None:
+    """Say where ``tsuka run`` recorded the run (in ``history``) and what the response cache served."""
     out = console(stderr=to_stderr)
     if report.cache is not None:
         hits, misses = report.cache["hits"], report.cache["misses"]
         out.print(f"Cache: {hits} answer(s) reused, {misses} asked of the model")
     if report.history_run is not None:
-        profiles = values.get("profiles") or Path("models_profile.json")
-        path = values.get("history_db") or default_history_path(profiles)
-        out.print(f"Recorded as run {report.history_run} in {path} ('tsuka show {report.history_run}', 'tsuka report')")
+        run = report.history_run
+        out.print(f"Recorded as run {run} in {history} ('tsuka show {run}', 'tsuka report')")
