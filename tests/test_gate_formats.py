@@ -141,6 +141,7 @@ def test_explain_says_why_each_tool_was_kept_or_dropped(store: Path, tmp_path: P
         f'keep write_notes: needs medium (tier map pattern "write_notes"); {standing}',
         f"drop write_file: needs large (requiredTier field); {standing}",
         f"drop rm: needs large (default); {standing}",
+        "tool-count cap: none (m@low has no toolCountTolerance stored)",
     ]
     assert result.stdout == "read_file\nsearch\nwrite_notes\n"
 
@@ -152,14 +153,15 @@ def test_explain_names_the_given_effort_and_an_unprofiled_model(store: Path, tmp
         "keep read_file: needs small (default); m@xhigh is large (profile m@xhigh, effort given)"
     )
     missing = gate(store, "m", "--tools", tools, "-e", "none", "--format", "names", "--explain")
-    assert missing.stderr.splitlines()[-1] == (
+    assert missing.stderr.splitlines()[-2] == (
         "drop write_file: needs large (requiredTier field); m@none is small (unprofiled: no profile stored for m@none)"
     )
     nobody = gate(store, "x", "--tools", tools, "--format", "names", "--explain")
-    assert nobody.stderr.splitlines()[-1] == (
+    assert nobody.stderr.splitlines()[-2:] == [
         "drop write_file: needs large (requiredTier field); "
-        "x is small (unprofiled: no effort given and no recommendation stored for x)"
-    )
+        "x is small (unprofiled: no effort given and no recommendation stored for x)",
+        "tool-count cap: none (x has no toolCountTolerance stored)",
+    ]
 
 
 # --- bad input --------------------------------------------------------------------------------------------------------

@@ -22,7 +22,11 @@ tier_choice = click.Choice(TIERS)
 
 
 def profiles_option(help_text: str = f"Profile store (or {PROFILES_ENV}).") -> Callable[[F], F]:
-    """The ``--profiles`` option: the profile store, from the environment or ``models_profile.json``."""
+    """The ``--profiles`` option: the profile store, from the environment or ``models_profile.json``.
+
+    Resolved as ``allowed_tools()`` resolves it (``storage.store.store_path``): an empty value is the default,
+    ``~`` is expanded.
+    """
     return click.option(
         "--profiles",
         type=click.Path(path_type=Path, dir_okay=False),
@@ -30,7 +34,15 @@ def profiles_option(help_text: str = f"Profile store (or {PROFILES_ENV}).") -> C
         default="models_profile.json",
         show_default=True,
         help=help_text,
+        callback=_store_path,
     )
+
+
+def _store_path(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path:
+    del ctx, param
+    from tsuka_core.storage.store import store_path
+
+    return store_path(value)
 
 
 def history_db_option() -> Callable[[F], F]:

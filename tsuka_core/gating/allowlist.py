@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tsuka_core.errors import UsageError
 from tsuka_core.gating.tiermap import TierMap
+from tsuka_core.gating.toolcap import NO_CAP, TOLERANCE, ToolCap, cap_note, tolerance_value, tool_cap
 from tsuka_core.gating.toolnames import check_tool_names, raw_tool_name
 from tsuka_core.judge.scoring import tier_rank
 from tsuka_core.storage.profile import Profile
 from tsuka_core.storage.store import ProfileStore, StoreData, profile_key
-from tsuka_core.terms import EFFORTS, PROFILES_ENV, TIERS, Effort, Tier
+from tsuka_core.terms import EFFORTS, TIERS, Effort, Tier
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -77,6 +78,8 @@ class GateResult:
     """What the caller must be told: an unprofiled model, an unknown ``requiredTier``."""
     decisions: tuple[Decision, ...] = ()
     """Every tool's verdict, in the given order."""
+    cap: ToolCap = NO_CAP
+    """The tool-count cap applied (``gating.toolcap``): its limit, and why when it is the safe side."""
 
     @property
     def subject(self) -> str:
@@ -160,42 +163,26 @@ def gate_tools(
             visible.append(tool)
         else:
             hidden.append(HiddenTool(name, needed, f"{name} needs tier {needed}; {subject} is {standing}"))
-    limit = _tolerance(data, subject, profile, suite_hash)
-    if limit is not None and len(visible) > limit:
-        visible, decisions = _within_tolerance(visible, decisions, limit, subject, hidden)
-        notes.append(f"{subject} keeps at most {limit} tools (its toolCountTolerance): {len(hidden)} hidden in all")
+    cap = tool_cap(data, model, used, suite_hash)
+    if cap.limit is not None and len(visible) > cap.limit:
+        visible, decisions = _within_tolerance(visible, decisions, cap.limit, subject, hidden)
+    if cap.limit is not None and (cap.safe_side or any(d.over_tolerance for d in decisions)):
+        notes.append(str(cap_note(cap, subject, len(hidden))))
     return GateResult(
-        model, used, source, tier, profiled, status, tuple(visible), tuple(hidden), tuple(notes), tuple(decisions)
+        model, used, source, tier, profiled, status, tuple(visible), tuple(hidden), tuple(notes), tuple(decisions), cap
     )
 
 
 def tool_count_tolerance(profile: Profile | Mapping[str, Any] | None) -> int | None:
-    """The profile's ``toolCountTolerance`` when it is a whole number of at least 1; None otherwise."""
+    """The profile's ``toolCountTolerance`` when it is a whole number of at least 1 (``8.0`` is 8); None otherwise.
+
+    This reads one profile; what gating does with a value that is missing, damaged or stale is
+    :func:`~tsuka_core.gating.toolcap.tool_cap`'s rule.
+    """
     if profile is None:
         return None
-    value = profile.get("toolCountTolerance") if isinstance(profile, Mapping) else profile.found("toolCountTolerance")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
-
-
-TOOLCOUNT_SUITE = "toolcount"
-"""The suite whose profiles hold a model's ``toolCountTolerance`` beside its tier from another suite."""
-
-
-def _tolerance(
-    data: StoreData, key: str, profile: Profile | None, suite_hash: str | Callable[[str | None], str]
-) -> int | None:
-    """The tolerance of the valid profile, else of the same ``model@effort`` measured with the toolcount suite."""
-    if profile is None:
-        return None
-    own = tool_count_tolerance(profile)
-    if own is not None:
-        return own
-    measured = data.for_suite(TOOLCOUNT_SUITE).profiles.get(key)
-    if measured is None or measured.tier is None:
-        return None
-    if callable(suite_hash) and not measured.status(suite_hash(measured.suite))[0]:
-        return None  # measured with toolcount tests that have changed since
-    return tool_count_tolerance(measured)
+    value = profile.get(TOLERANCE) if isinstance(profile, Mapping) else profile.found(TOLERANCE)
+    return tolerance_value(value)
 
 
 def _within_tolerance(
@@ -233,17 +220,17 @@ def allowed_tools(
     ``profiles``, else the one ``TSUKA_PROFILES`` names, else ``models_profile.json`` here, as for the commands.
     A tool whose name no tool API accepts (``storage.toolnames``) is a UsageError, never passed through.
     """
-    import os
     from pathlib import Path
 
     from tsuka_core.gating.tiermap import load_tier_map
+    from tsuka_core.storage.store import store_path
     from tsuka_core.suite.identity import DEFAULT_SUITE, SuiteHashes, suite_label
 
     tier_map = (
         None if tiers is None else TierMap.parse(tiers) if isinstance(tiers, Mapping) else load_tier_map(Path(tiers))
     )
     hashes = SuiteHashes(None if suite is None else Path(suite))
-    path = Path(profiles) if profiles is not None else Path(os.environ.get(PROFILES_ENV, "models_profile.json"))
+    path = store_path(profiles)
     label = DEFAULT_SUITE if suite is None else suite_label(Path(suite))
     result = gate_tools(tools, model, ProfileStore(path).read().for_suite(label), hashes, effort, tier_map)
     return list(result.visible)
@@ -283,13 +270,14 @@ def explain(result: GateResult) -> list[str]:
         standing = f"{result.subject} is {result.tier} (profile {result.subject}, {how})"
     else:
         standing = f"{result.subject} is small (unprofiled: {result.profile_status})"
-    over = f"; over the tool-count tolerance ({result.subject} keeps at most {_limit(result)} tools)"
-    return [
+    cap = result.cap
+    over = f"; over the tool-count tolerance ({result.subject} keeps at most {cap.limit} tools)"
+    lines = [
         f"{'keep' if d.visible else 'drop'} {d.name}: needs {d.required_tier} ({d.source}); {standing}"
         + (over if d.over_tolerance else "")
         for d in result.decisions
     ]
-
-
-def _limit(result: GateResult) -> int:
-    return sum(1 for d in result.decisions if d.visible)
+    if cap.limit is None:
+        return [*lines, f"tool-count cap: none ({result.subject} has no {TOLERANCE} stored)"]
+    why = f"the safe side, {cap.reason}" if cap.reason else f"its {TOLERANCE}, {cap.source}"
+    return [*lines, f"tool-count cap: {cap.limit} ({why})"]

@@ -34,6 +34,7 @@ __all__ = [
     "dumps_store",
     "profile_key",
     "profile_status",
+    "store_path",
 ]
 
 DEFAULT_LOCK_TIMEOUT = 30.0
@@ -63,8 +64,15 @@ def profile_key(model: str, effort: str) -> str:
 
 
 def default_store_path() -> Path:
-    """``$TSUKA_PROFILES`` when set, else ``models_profile.json`` in the current folder."""
+    """``$TSUKA_PROFILES`` when set and not empty, else ``models_profile.json`` here; ``~`` expanded."""
     return Path(os.environ.get(PROFILES_ENV) or "models_profile.json").expanduser()
+
+
+def store_path(given: str | os.PathLike[str] | None = None) -> Path:
+    """The profile store every command and ``allowed_tools()`` use: ``given`` (``~`` expanded) when it is not
+    empty, else :func:`default_store_path`."""
+    text = "" if given is None else os.fspath(given)
+    return Path(text).expanduser() if text else default_store_path()
 
 
 # --- profiles -------------------------------------------------------------------------------------------------------
@@ -92,25 +100,27 @@ class StoreData:
     """The top-level object; unknown keys (and every profile as stored) are kept as they are on every write."""
     suite: str = DEFAULT_SUITE
     """The suite these profiles were measured with: ``default``, a registered name or a folder."""
-    others: Mapping[str, StoreData] = field(default_factory=dict)
-    """The other suites' profiles, by suite (only on the default suite's view)."""
+    others: Mapping[str, StoreData] = field(default_factory=dict, compare=False, repr=False)
+    """The other suites' profiles, by suite (every view read from a file reaches every other)."""
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, Any]) -> StoreData:
         """The store holding ``raw`` (its parts checked as objects), read as :func:`upgrade` would leave it."""
         found = sections(_upgraded(raw))
+        siblings: dict[str, dict[str, StoreData]] = {suite: {} for suite in found}
         views = {
-            suite: cls({str(k): Profile.parse(v) for k, v in profiles.items()}, recs, dict(raw), suite)
+            suite: cls({str(k): Profile.parse(v) for k, v in profiles.items()}, recs, dict(raw), suite, siblings[suite])
             for suite, (profiles, recs) in found.items()
         }
-        default = views.pop(DEFAULT_SUITE)
-        return cls(default.profiles, default.recommendations, dict(raw), DEFAULT_SUITE, views)
+        for suite, others in siblings.items():  # every view reaches the others (a tier suite's the toolcount one)
+            others.update((name, view) for name, view in views.items() if name != suite)
+        return views[DEFAULT_SUITE]
 
     def for_suite(self, suite: str) -> StoreData:
         """The profiles and recommendations of ``suite`` (empty when the store holds none)."""
         if suite == self.suite:
             return self
-        return self.others.get(suite) or StoreData({}, {}, self.raw, suite)
+        return self.others.get(suite) or StoreData({}, {}, self.raw, suite, {self.suite: self, **self.others})
 
     def by_suite(self) -> list[StoreData]:
         """Each suite's view, this one first."""

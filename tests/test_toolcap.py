@@ -1,0 +1,190 @@
+"""The tool-count cap fails closed: damaged, stale or mismatched tolerances narrow the tools, and say so."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from gate_helpers import profile
+
+from tsuka_core.cli.main import cli
+from tsuka_core.gating.allowlist import allowed_tools
+from tsuka_core.gating.toolcap import SAFE_TOOL_COUNT, tolerance_value
+from tsuka_core.suite.loading import resolve_suite, suite_hash
+
+TEN = [{"type": "function", "function": {"name": f"tool_{i}", "parameters": {"type": "object"}}} for i in range(10)]
+
+
+def toolcount_profile(effort: str = "none", tolerance: Any = 1, *, stale: bool = False) -> dict[str, Any]:
+    measured = profile("m", effort, "small") | {"suite": "toolcount", "toolCountTolerance": tolerance}
+    measured["testsHash"] = "00000000" if stale else suite_hash(resolve_suite("toolcount"))
+    return measured
+
+
+def write(path: Path, tier_profiles: dict[str, Any] | None, toolcount: dict[str, Any] | None) -> Path:
+    data: dict[str, Any] = {
+        "profiles": tier_profiles if tier_profiles is not None else {},
+        "recommendations": {"m": "none"} if tier_profiles else {},
+    }
+    if toolcount is not None:
+        data["suiteProfiles"] = {"toolcount": toolcount}
+        data["suiteRecommendations"] = {"toolcount": {"m": "none"}}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def gate(store: Path, *args: str, tools: Path) -> Result:
+    runner = CliRunner(env={"TSUKA_PROFILES": None})
+    return runner.invoke(
+        cli, ["gate", "m", "--tools", str(tools), "--profiles", str(store), "--json", *args], prog_name="tsuka"
+    )
+
+
+@pytest.fixture
+def tools(tmp_path: Path) -> Path:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(TEN), encoding="utf-8")
+    return path
+
+
+def kept(result: Result) -> list[str]:
+    assert result.exit_code == 0, result.output
+    return [t["function"]["name"] for t in json.loads(result.stdout)]
+
+
+LARGE = {"m@none": profile("m", "none", "large")}
+
+
+@pytest.mark.parametrize(
+    ("tier_profiles", "why"),
+    [
+        (None, "missing"),
+        ({"m@none": profile("m", "none", "large", stale=True)}, "stale"),
+        ({"m@none": ["not", "a", "profile"]}, "damaged"),
+        ({"m@none": profile("m", "none", "large") | {"tier": "huge"}}, "damaged tier"),
+    ],
+)
+def test_a_valid_toolcount_measurement_caps_whatever_the_tier_profile(
+    tmp_path: Path, tools: Path, tier_profiles: dict[str, Any] | None, why: str
+) -> None:
+    store = write(tmp_path / "p.json", tier_profiles, {"m@none": toolcount_profile(tolerance=1)})
+    shown = gate(store, "-e", "none", tools=tools)
+    assert kept(shown) == ["tool_0"], why
+    assert allowed_tools("m", TEN, effort="none", profiles=store) == TEN[:1]
+
+
+@pytest.mark.parametrize("damaged", [0, -1, "1", True, None, 2.5, [1], {"n": 1}])
+def test_a_damaged_tolerance_caps_at_the_safe_side_and_says_so(tmp_path: Path, tools: Path, damaged: object) -> None:
+    store = write(tmp_path / "p.json", LARGE, {"m@none": toolcount_profile(tolerance=damaged)})
+    shown = gate(store, "--explain", tools=tools)
+    assert kept(shown) == ["tool_0"]
+    assert "the safe side" in shown.stderr
+    assert f"toolCountTolerance {json.dumps(damaged)}" in shown.stderr
+    assert f"tool-count cap: {SAFE_TOOL_COUNT} (the safe side" in shown.stderr
+    assert allowed_tools("m", TEN, profiles=store) == TEN[:1]
+
+
+def test_a_tolerance_in_the_tier_profile_is_judged_the_same_way(tmp_path: Path, tools: Path) -> None:
+    for value, expected in ((3, 3), (3.0, 3), ("3", 1), (0, 1)):
+        store = write(
+            tmp_path / "p.json", {"m@none": profile("m", "none", "large") | {"toolCountTolerance": value}}, None
+        )
+        assert len(kept(gate(store, tools=tools))) == expected, value
+
+
+def test_a_toolcount_profile_without_its_tolerance_caps_at_the_safe_side(tmp_path: Path, tools: Path) -> None:
+    measured = toolcount_profile()
+    del measured["toolCountTolerance"]
+    store = write(tmp_path / "p.json", LARGE, {"m@none": measured})
+    shown = gate(store, tools=tools)
+    assert kept(shown) == ["tool_0"]
+    assert "toolCountTolerance missing" in shown.stderr
+
+
+def test_a_whole_number_float_is_read_as_the_number(tmp_path: Path, tools: Path) -> None:
+    assert tolerance_value(1.0) == 1
+    assert tolerance_value(8.0) == 8
+    assert tolerance_value(float("inf")) is None
+    assert tolerance_value(float("nan")) is None
+    store = write(tmp_path / "p.json", LARGE, {"m@none": toolcount_profile(tolerance=1.0)})
+    assert kept(gate(store, tools=tools)) == ["tool_0"]
+    store = write(tmp_path / "p.json", LARGE, {"m@none": toolcount_profile(tolerance=4.0)})
+    shown = gate(store, tools=tools)
+    assert kept(shown) == [f"tool_{i}" for i in range(4)]
+    assert "m@none keeps at most 4 tools (its toolCountTolerance)" in shown.stderr
+    assert "safe side" not in shown.stderr
+
+
+def test_a_stale_toolcount_profile_caps_at_the_safe_side(tmp_path: Path, tools: Path) -> None:
+    store = write(tmp_path / "p.json", LARGE, {"m@none": toolcount_profile(tolerance=8, stale=True)})
+    shown = gate(store, "--explain", tools=tools)
+    assert kept(shown) == ["tool_0"]
+    assert "toolcount profile m@none is stale" in shown.stderr
+
+
+def test_a_tolerance_measured_at_another_effort_caps_at_the_safe_side(tmp_path: Path, tools: Path) -> None:
+    tier = {"m@none": profile("m", "none", "large"), "m@low": profile("m", "low", "large")}
+    store = write(tmp_path / "p.json", tier, {"m@none": toolcount_profile("none", 8)})
+    assert len(kept(gate(store, "-e", "none", tools=tools))) == 8
+    shown = gate(store, "-e", "low", tools=tools)
+    assert kept(shown) == ["tool_0"]
+    assert "measured with the toolcount suite at none only; m@low was asked" in shown.stderr
+    assert allowed_tools("m", TEN, effort="low", profiles=store) == TEN[:1]
+
+
+def test_no_effort_anywhere_with_a_measured_tolerance_caps_at_the_safe_side(tmp_path: Path, tools: Path) -> None:
+    store = write(tmp_path / "p.json", None, {"m@none": toolcount_profile("none", 8)})
+    data = json.loads(store.read_text(encoding="utf-8"))
+    data["suiteRecommendations"] = {}
+    store.write_text(json.dumps(data), encoding="utf-8")
+    shown = gate(store, tools=tools)
+    assert kept(shown) == ["tool_0"]
+    assert "no effort was given or recommended" in shown.stderr
+
+
+def test_the_smallest_cap_holds(tmp_path: Path, tools: Path) -> None:
+    tier = {"m@none": profile("m", "none", "large") | {"toolCountTolerance": 5}}
+    store = write(tmp_path / "p.json", tier, {"m@none": toolcount_profile("none", 3)})
+    assert len(kept(gate(store, tools=tools))) == 3
+
+
+def test_a_gate_with_another_tier_suite_still_reads_the_toolcount_suite(tmp_path: Path, tools: Path) -> None:
+    """The tier from the extended suite's profile; the cap from the toolcount suite's, as for the default suite."""
+    extended = profile("m", "none", "large") | {"suite": "extended"}
+    extended["testsHash"] = suite_hash(resolve_suite("extended"))
+    data = {
+        "profiles": {},
+        "recommendations": {},
+        "suiteProfiles": {"extended": {"m@none": extended}, "toolcount": {"m@none": toolcount_profile("none", 2)}},
+        "suiteRecommendations": {"extended": {"m": "none"}, "toolcount": {"m": "none"}},
+    }
+    store = tmp_path / "p.json"
+    store.write_text(json.dumps(data), encoding="utf-8")
+    assert kept(gate(store, "--suite", "extended", tools=tools)) == ["tool_0", "tool_1"]
+    assert allowed_tools("m", TEN, profiles=store, suite=resolve_suite("extended")) == TEN[:2]
+
+
+def test_allowed_tools_resolves_the_store_as_the_commands_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tools: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    write(home / "p.json", LARGE, {"m@none": toolcount_profile(tolerance=2)})
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TSUKA_PROFILES", "~/p.json")
+    assert allowed_tools("m", TEN) == TEN[:2]
+    assert allowed_tools("m", TEN, profiles="~/p.json") == TEN[:2]
+    runner = CliRunner(env={"TSUKA_PROFILES": "~/p.json", "HOME": str(home)})
+    assert kept(runner.invoke(cli, ["gate", "m", "--tools", str(tools), "--json"])) == ["tool_0", "tool_1"]
+    # An empty TSUKA_PROFILES is the default store here, for both.
+    monkeypatch.setenv("TSUKA_PROFILES", "")
+    write(tmp_path / "models_profile.json", LARGE, {"m@none": toolcount_profile(tolerance=3)})
+    assert allowed_tools("m", TEN) == TEN[:3]
+    runner = CliRunner(env={"TSUKA_PROFILES": ""})
+    assert len(kept(runner.invoke(cli, ["gate", "m", "--tools", str(tools), "--json"]))) == 3
+    assert os.environ["TSUKA_PROFILES"] == ""
