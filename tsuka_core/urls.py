@@ -6,7 +6,7 @@ import base64
 import re
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["redact_url", "url_parts", "url_secrets"]
+__all__ = ["joined_url", "props_url", "redact_url", "url_parts", "url_secrets", "usable_url"]
 
 
 def redact_url(url: str) -> str:
@@ -78,3 +78,26 @@ def _split_userinfo(rest: str) -> tuple[str | None, str]:
             return before, rest[at + 1 :]
         at = rest.rfind("@", 0, at)
     return None, rest
+
+
+def usable_url(url: str) -> bool:
+    """True for an http(s) URL with a host and, if any, a port in range: what a server's base URL must be."""
+    try:
+        parts = urlsplit(url)
+        _port = parts.port  # raises ValueError when out of range or not a number
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+def props_url(base_url: str) -> str:
+    """llama.cpp's ``/props`` at the server root: ``/v1`` taken off the base URL's path, its query string kept."""
+    parts = urlsplit(base_url)
+    root = parts.path.rstrip("/").removesuffix("/v1")
+    return urlunsplit(parts._replace(path=f"{root}/props"))
+
+
+def joined_url(base_url: str, path: str) -> str:
+    """``base_url`` with ``/path`` appended to its path, its query string kept."""
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/{path}"))

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import difflib
 import inspect
+import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from tsuka_core.errors import RequestError
+from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.judge.answer import ToolCall
+from tsuka_core.masking import mask_json, mask_text, secret_forms, secret_option
 from tsuka_core.terms import Effort
+from tsuka_core.urls import url_secrets
 
 if TYPE_CHECKING:
     import httpx
@@ -22,7 +26,10 @@ __all__ = [
     "EffortRejected",
     "ServerFacts",
     "SpeedSource",
+    "check_options",
     "estimate_tokens",
+    "masked_facts",
+    "masked_response",
     "run_seed",
 ]
 
@@ -181,6 +188,10 @@ class Backend:
     """The environment variable holding this backend's API key (list it in ``env_vars`` too). When the user
     gives no key (``--api-key-env``, a project file's ``api_key_env``), the engine fills ``config.api_key``
     from it before creating the backend; None: the backend takes no key."""
+    option_help: ClassVar[Mapping[str, str] | None] = None
+    """The ``--option KEY=VALUE`` keys this backend reads, each with a one-line description (``tsuka backends``
+    lists them). Any other key is refused before the backend is created, with a did-you-mean. None means not
+    declared: any key is taken, with a DeprecationWarning when one is given; declaring is required from 0.3."""
     applies_effort: ClassVar[bool] = True
     lists_every_model: ClassVar[bool] = False
     """True when :meth:`list_models` names every model the backend answers for, so that a name it does not
@@ -255,6 +266,17 @@ class Backend:
         del model, effort
         return {}
 
+    def secrets(self) -> tuple[str, ...]:
+        """Every secret this backend sends or was given, for masking wherever a server echoes it (docs/reliability.md).
+
+        The default: the configured API key, the credentials of the base URL (password, the Basic token made
+        of them, secret query values) and every option value that is a secret by its name or its looks. A
+        backend that reads a key or a credential from elsewhere adds it here.
+        """
+        options = [str(v) for k, v in self.config.options.items() if secret_option(str(k), v)]
+        from_url = url_secrets(self.config.base_url) if self.config.base_url else []
+        return tuple(s for s in (self.config.api_key, *from_url, *options) if s)
+
     async def server_facts(self, model: str) -> ServerFacts:
         """What the server says about itself and ``model``, asked once per model before its sweep; default nothing.
 
@@ -287,3 +309,68 @@ class Backend:
 
     async def aclose(self) -> None:
         """Release what the backend holds (a loaded model, for instance); the engine closes the client."""
+
+
+def check_options(cls: type[Backend], options: Mapping[str, str]) -> None:
+    """Refuse an option ``cls`` does not declare (:attr:`Backend.option_help`): one line with a did-you-mean.
+
+    A backend that declares none takes any key, with a DeprecationWarning naming it.
+    """
+    declared = cls.option_help
+    if declared is None:
+        if options:
+            warnings.warn(
+                f"backend {cls.name!r} ({cls.__module__}) does not declare its options (Backend.option_help), so a "
+                "mistyped --option key is not caught; declaring them is required from tsuka 0.3",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        return
+    for key in options:
+        if key not in declared:
+            close = difflib.get_close_matches(key, list(declared), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            reads = ", ".join(declared) or "no option"
+            raise BackendError(f"backend {cls.name!r} has no option {key[:60]!r}{hint} (it reads: {reads})")
+
+
+def masked_response(response: ChatResponse, secrets: Sequence[str]) -> ChatResponse:
+    """``response`` with every secret masked in its text, content, reasoning and tool calls (names, arguments,
+    the call as sent); the same object when none holds one."""
+    forms = secret_forms(secrets)
+    if not forms:
+        return response
+    texts: dict[str, Any] = {
+        name: mask_text(value, forms)
+        for name in ("text", "content", "reasoning")
+        if isinstance(value := getattr(response, name), str) and any(form in value for form in forms)
+    }
+    calls = tuple(_masked_call(call, forms) for call in response.tool_calls)
+    changed = any(new is not old for new, old in zip(calls, response.tool_calls, strict=True))
+    if not texts and not changed:
+        return response
+    return replace(response, **texts, tool_calls=calls)
+
+
+def _masked_call(call: ToolCall, forms: Sequence[str]) -> ToolCall:
+    fields: dict[str, Any] = {
+        "id": mask_text(call.id, forms),
+        "name": mask_text(call.name, forms),
+        "arguments": mask_json(call.arguments, forms),
+        "raw": mask_json(call.raw, forms),
+        "arguments_problem": None if call.arguments_problem is None else mask_text(call.arguments_problem, forms),
+    }
+    if all(value is getattr(call, name) for name, value in fields.items()):
+        return call
+    return replace(call, **fields)
+
+
+def masked_facts(facts: ServerFacts, secrets: Sequence[str]) -> ServerFacts:
+    """``facts`` with every secret masked in the text the server gave (kind, version, model file)."""
+    forms = secret_forms(secrets)
+    texts: dict[str, Any] = {
+        name: mask_text(value, forms)
+        for name in ("kind", "version", "model_file")
+        if isinstance(value := getattr(facts, name), str) and any(form in value for form in forms)
+    }
+    return replace(facts, **texts) if texts else facts

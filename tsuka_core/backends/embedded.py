@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, run_seed
+from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, check_options, run_seed
 from tsuka_core.backends.embedded_model import Sampling
 from tsuka_core.backends.llama_runtime import Timings
 from tsuka_core.errors import BackendError, RequestError
@@ -77,8 +77,13 @@ tiny model caught in a repetition loop stops within seconds instead of minutes."
 DEFAULT_PARALLEL = 4
 """Sequences decoded together unless ``--option parallel=N``: the default of ``-j``, so that every request
 a default run has in flight is being generated."""
-OPTIONS = ("n_ctx", "parallel", "repeat_penalty", "threads")
-"""The ``--option KEY=VALUE`` keys this backend reads."""
+OPTIONS: Mapping[str, str] = {
+    "n_ctx": "context per sequence, in tokens (default 4096)",
+    "parallel": "sequences decoded together (default 4, the default of -j)",
+    "repeat_penalty": "llama.cpp's repeat penalty (default 1.0)",
+    "threads": "llama.cpp threads (default: every core this process may run on)",
+}
+"""The ``--option KEY=VALUE`` keys this backend reads, each with what it sets."""
 
 
 def default_threads() -> int:
@@ -141,13 +146,12 @@ class EmbeddedBackend(Backend):
 
     name: ClassVar[str] = "embedded"
     env_vars: ClassVar[tuple[str, ...]] = (MODELS_DIR_ENV,)
+    option_help: ClassVar[Mapping[str, str] | None] = OPTIONS
     lists_every_model: ClassVar[bool] = True
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         super().__init__(config, client)
-        unknown = sorted(set(config.options) - set(OPTIONS))
-        if unknown:
-            raise BackendError(f"backend 'embedded' has no option {unknown[0]!r}; it reads: {', '.join(OPTIONS)}")
+        check_options(type(self), config.options)
         self.sampling = Sampling(
             temperature=0.0 if config.temperature is None else float(config.temperature),
             seed=42 if config.seed is None else int(config.seed),

@@ -41,6 +41,7 @@ from tsuka_core.backends.bounded import ACCEPT_ENCODING, read_bounded
 from tsuka_core.backends.server_message import one_line, server_message
 from tsuka_core.backends.tls import certificate_refused
 from tsuka_core.errors import RequestError
+from tsuka_core.masking import mask_text
 from tsuka_core.textsafe import scrub
 from tsuka_core.urls import redact_url
 
@@ -69,7 +70,6 @@ RETRY_AFTER_CAP = 60.0
 MAX_BODY_BYTES = 32 * 1024 * 1024
 """The largest response body read, after content decoding."""
 _ERROR_BODY_BYTES = 64 * 1024
-_MIN_SECRET_CHARS = 4
 _RETRY_STATUSES = frozenset({408, 429})
 _ARGUMENTS_REFUSED = re.compile(r"tool[ _-]?calls?\W+(?:\w+\W+){0,2}arguments", re.IGNORECASE)
 _ACCEPT = {"Accept-Encoding": ACCEPT_ENCODING}
@@ -174,19 +174,6 @@ def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> fl
     return min(max(seconds, 0.0), RETRY_AFTER_CAP)
 
 
-def _mask(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with every secret (and its white-space-stripped form) replaced by ``***``.
-
-    Forms shorter than :data:`_MIN_SECRET_CHARS` are left alone: masking every ``a``
-    of a message would hide the message, not a secret.
-    """
-    for secret in secrets:
-        for form in dict.fromkeys((secret, secret.strip())):
-            if len(form) >= _MIN_SECRET_CHARS:
-                text = text.replace(form, "***")
-    return text
-
-
 def _backoff(attempt: int, base: float, retry_after: float | None) -> float:
     if retry_after is not None:
         return retry_after
@@ -254,9 +241,9 @@ def _with_encodings(headers: Mapping[str, str] | None) -> Mapping[str, str]:
 def _final(error: RequestError, secrets: Sequence[str], attempts: int) -> RequestError:
     """The error as the caller sees it: secrets masked, and how many attempts were made."""
     suffix = f" (gave up after {attempts} attempts)" if attempts > 1 else ""
-    error.args = (_mask(str(error), secrets) + suffix,)
+    error.args = (mask_text(str(error), secrets) + suffix,)
     if isinstance(error, StatusError):
-        error.server_message = _mask(error.server_message, secrets)
+        error.server_message = mask_text(error.server_message, secrets)
     return error
 
 

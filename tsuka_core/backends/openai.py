@@ -8,7 +8,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import urlsplit, urlunsplit
 
 from tsuka_core.backends.apikey import KeySource, checked_key
 from tsuka_core.backends.base import (
@@ -22,13 +21,19 @@ from tsuka_core.backends.base import (
     run_seed,
 )
 from tsuka_core.backends.http import BodyReader, JsonReply, StatusError, request_json
-from tsuka_core.backends.openai_stream import STREAM_FIELDS, is_stream_refusal, stream_option, timed_by_stream
+from tsuka_core.backends.openai_stream import (
+    STREAM_FIELDS,
+    STREAM_OPTIONS,
+    is_stream_refusal,
+    stream_option,
+    timed_by_stream,
+)
 from tsuka_core.backends.serverinfo import count, facts_from_props, reasoning_tokens, server_timings
 from tsuka_core.backends.streamed import BrokenStreamError, StreamedAnswer, read_stream
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.judge.answer import ToolCall, normalise_tool_calls, strip_reasoning
 from tsuka_core.terms import Effort
-from tsuka_core.urls import redact_url, url_secrets
+from tsuka_core.urls import joined_url, props_url, redact_url, url_secrets, usable_url
 
 if TYPE_CHECKING:
     import asyncio
@@ -81,13 +86,14 @@ class OpenAIBackend(Backend):
     applies_effort: ClassVar[bool] = True
     lists_every_model: ClassVar[bool] = True
     streams: ClassVar[bool] = True
+    option_help: ClassVar[Mapping[str, str] | None] = STREAM_OPTIONS
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         super().__init__(config, client)
         base_url = (config.base_url or os.environ.get("OPENAI_BASE_URL") or "").strip()
         if not base_url:
             raise BackendError("backend 'openai' needs a base URL: pass --base-url or set OPENAI_BASE_URL")
-        if not _usable_url(base_url):
+        if not usable_url(base_url):
             raise BackendError(
                 f"backend 'openai' needs a valid http:// or https:// base URL, got {redact_url(base_url)!r}: "
                 "pass --base-url or set OPENAI_BASE_URL"
@@ -95,10 +101,14 @@ class OpenAIBackend(Backend):
         self.base_url = base_url.rstrip("/")
         self._key = KeySource.find(config.api_key, config.api_key_from, os.environ)
         self.api_key = checked_key(self._key.key or "", self._key.origin) or None
-        self._secrets = [*([self.api_key] if self.api_key else []), *url_secrets(self.base_url)]
+        self._secrets = list(dict.fromkeys([*([self.api_key] if self.api_key else []), *url_secrets(self.base_url)]))
         self._props: Mapping[str, Any] | None = None
         self._props_lock: asyncio.Lock | None = None
         self._stream = stream_option(config.options)
+
+    def secrets(self) -> tuple[str, ...]:
+        """The key it sends (from whichever source), the base URL's credentials (``OPENAI_BASE_URL``'s too)."""
+        return (*self._secrets, *super().secrets())
 
     @property
     def provider(self) -> str:
@@ -163,7 +173,7 @@ class OpenAIBackend(Backend):
             reply = await request_json(
                 self.client,
                 "GET",
-                _props_url(self.base_url),
+                props_url(self.base_url),
                 headers=self._headers(),
                 retries=min(self.config.retries, 2),
                 timeout=min(self.config.timeout, PROPS_TIMEOUT),
@@ -260,7 +270,7 @@ class OpenAIBackend(Backend):
             return await request_json(
                 self.client,
                 method,
-                _join(self.base_url, path),
+                joined_url(self.base_url, path),
                 body=body,
                 headers=headers,
                 retries=self.config.retries,
@@ -372,26 +382,3 @@ def _call_text(call: ToolCall) -> str:
     arguments = function.get("arguments") if isinstance(function, Mapping) else None
     text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
     return call.name + text
-
-
-def _usable_url(url: str) -> bool:
-    """True for an http(s) URL with a host and, if any, a port in range."""
-    try:
-        parts = urlsplit(url)
-        _port = parts.port  # raises ValueError when out of range or not a number
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.hostname)
-
-
-def _props_url(base_url: str) -> str:
-    """llama.cpp's ``/props`` at the server root: ``/v1`` taken off the base URL's path, its query string kept."""
-    parts = urlsplit(base_url)
-    root = parts.path.rstrip("/").removesuffix("/v1")
-    return urlunsplit(parts._replace(path=f"{root}/props"))
-
-
-def _join(base_url: str, path: str) -> str:
-    """``base_url`` with ``/path`` appended to its path, its query string kept."""
-    parts = urlsplit(base_url)
-    return urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/{path}"))

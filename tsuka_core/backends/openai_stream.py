@@ -16,12 +16,16 @@ from tsuka_core.backends.base import ChatResponse
 from tsuka_core.backends.streamed import StreamedAnswer
 from tsuka_core.errors import BackendError
 
-__all__ = ["STREAM_FIELDS", "is_stream_refusal", "stream_option", "timed_by_stream"]
+__all__ = ["STREAM_FIELDS", "STREAM_OPTIONS", "is_stream_refusal", "stream_option", "timed_by_stream"]
 
 STREAM_FIELDS: Mapping[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
 """What a streamed request adds to the body: chunks as they are generated, and usage in the last one."""
 
 _OPTION_VALUES = ("auto", "off")
+STREAM_OPTIONS: Mapping[str, str] = {
+    "stream": "auto (default): stream answers where the server reports no timings of its own; off: never stream",
+}
+"""The ``--option`` keys of the OpenAI-compatible backend."""
 
 
 def stream_option(options: Mapping[str, str]) -> bool:

@@ -68,17 +68,17 @@ def show(name: str) -> None:
 
 @click.command()
 def backends() -> None:
-    """List every backend with its distribution, the environment it reads, and whether it applies efforts."""
+    """List every backend with its distribution, the environment it reads, its --option keys and its efforts."""
 
     table = Table()
-    for column in ("backend", "provided by", "environment", "efforts", "description"):
+    for column in ("backend", "provided by", "environment", "options", "efforts", "description"):
         table.add_column(column)
     for name, entry in sorted(loaded_registry().backends.items()):
         cls = entry.cls
         description = cls.description().replace("``", "`")  # reST literals read as Markdown ones in a terminal
-        table.add_row(
-            name, f"{entry.distribution} {entry.plugin.version}", " ".join(cls.env_vars), _efforts(cls), description
-        )
+        options = "(any, undeclared)" if cls.option_help is None else " ".join(cls.option_help) or "-"
+        provided = f"{entry.distribution} {entry.plugin.version}"
+        table.add_row(name, provided, " ".join(cls.env_vars), options, _efforts(cls), description)
     console().print(table)
 
 

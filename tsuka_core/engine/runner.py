@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
-from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortRejected
+from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortRejected, masked_response
 from tsuka_core.backends.budget import BodyBudget
 from tsuka_core.backends.http import StatusError
 from tsuka_core.engine.answer_faults import answer_fault
@@ -21,6 +21,7 @@ from tsuka_core.judge.answer import Answer, ToolCall
 from tsuka_core.judge.checks import run_check
 from tsuka_core.judge.outcome import Outcome
 from tsuka_core.judge.scoring import score_checks
+from tsuka_core.masking import mask_text
 from tsuka_core.suite.model import Check, Step, Test
 from tsuka_core.terms import Effort
 
@@ -95,22 +96,27 @@ def _score(steps: list[StepResult]) -> float:
 async def _ask(
     backend: Backend, request: ChatRequest, limiter: AbstractAsyncContextManager[Any] | None
 ) -> ChatResponse | StatusError | str:
-    """The answer; the error when the server refused the model's own tool-call arguments; else why it failed."""
+    """The answer; the error when the server refused the model's own tool-call arguments; else why it failed.
+
+    Every secret the backend knows is masked in what comes back (``Backend.secrets``): a server may echo one.
+    """
     try:
         async with limiter or nullcontext():
-            return await backend.complete(request)
+            return masked_response(await backend.complete(request), backend.secrets())
     except EffortRejected:
         raise
     except RequestError as exc:
         if isinstance(exc, StatusError) and exc.blames_answer:
+            exc.args = (mask_text(str(exc), backend.secrets()),)
+            exc.server_message = mask_text(exc.server_message, backend.secrets())
             return exc
         refused = refuses_model(exc)
         if refused is not None:
             raise refused from exc
         said = "server error on a tools request: " if request.tools and (exc.status or 0) >= 500 else ""
-        return f"{said}{exc}"
+        return mask_text(f"{said}{exc}", backend.secrets())
     except Exception as exc:  # a backend plugin's bug ends this test as an error, not the run
-        return f"backend {backend.name!r} raised {type(exc).__name__}: {exc}"
+        return mask_text(f"backend {backend.name!r} raised {type(exc).__name__}: {exc}", backend.secrets())
 
 
 async def run_test(

@@ -7,10 +7,11 @@ from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tsuka_core.backends.base import Backend, ServerFacts
+from tsuka_core.backends.base import Backend, ServerFacts, masked_facts
 from tsuka_core.engine.sweep import SweepObserver
 from tsuka_core.engine.taskgroups import all_or_none
 from tsuka_core.errors import BackendError, RequestError, UsageError
+from tsuka_core.masking import secret_forms
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -82,11 +83,22 @@ async def resolve_models(
                 listed = []  # a server without a model list: the first request tells
             check_listed(backend, checked, listed)
         return list(dict.fromkeys(wanted)), frozenset(listed).intersection(wanted)
-    found = await backend.list_models()
+    found = without_secrets(backend, await backend.list_models())
     if not found:
         raise BackendError(f"backend {backend.name!r} at {backend.provider} lists no models")
     check_listed(backend, checked, found)
     return list(dict.fromkeys([*found, *wanted])), frozenset(found)
+
+
+def without_secrets(backend: Backend, listed: Sequence[str]) -> list[str]:
+    """The listed model names, less any that holds a secret the run sends (it would be stored and shown)."""
+    forms = secret_forms(backend.secrets())
+    kept = [name for name in listed if not any(form in name for form in forms)]
+    if len(kept) < len(listed):
+        backend.add_note(
+            f"{len(listed) - len(kept)} model name(s) the server lists hold a secret the run sends; left out"
+        )
+    return kept
 
 
 async def server_facts(backend: Backend, models: Sequence[str], observer: SweepObserver) -> dict[str, ServerFacts]:
@@ -94,7 +106,7 @@ async def server_facts(backend: Backend, models: Sequence[str], observer: SweepO
     facts: dict[str, ServerFacts] = {}
     for model in models:
         try:
-            facts[model] = await backend.server_facts(model)
+            facts[model] = masked_facts(await backend.server_facts(model), backend.secrets())
         except Exception as exc:  # a plugin's bug or a server that cannot answer: measure anyway
             observer.note(f"{model}: backend {backend.name!r} could not say what the server is ({exc})")
             facts[model] = ServerFacts()

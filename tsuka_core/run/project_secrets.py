@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tsuka_core.masking import looks_like_key
 from tsuka_core.urls import url_parts
 
 __all__ = ["secret_problems"]
@@ -16,16 +17,6 @@ SECRET_NAME = re.compile(
     r"|credentials?|cookie|session_?id|private_?key|sig|signature)$"
 )
 """A key (or query parameter) name, normalised by :func:`normal_name`, whose value would be a secret."""
-KEY_PREFIXES = (
-    "sk-", "sk_", "rk_live_", "gsk_", "AIza", "ya29.", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-    "glpat-", "gldt-", "hf_", "xapp-", "AKIA", "ASIA", "npm_", "pypi-", "r8_", "dop_v1_", "shpat_",
-)  # fmt: skip
-"""Value prefixes of common API keys and tokens (OpenAI, Groq, Google, GitHub, GitLab, Hugging Face, AWS...)."""
-KEY_PATTERNS = re.compile(r"^(xox[a-z]-|xoxe\.|(bearer|basic)\s+\S|eyJ[\w-]+\.[\w-]+\.)", re.IGNORECASE)
-"""Slack tokens, an HTTP ``Authorization`` value, a JSON Web Token."""
-
-_URL_PIECES = re.compile(r"[/?&=#@:;,]")
-
 NAMED = "secrets never live in the project file: name the variable holding it in api_key_env"
 LOOKS = "this looks like an API key; keep it in an environment variable named by api_key_env"
 QUERY = "remove it and name the key's variable in api_key_env"
@@ -62,7 +53,7 @@ def secret_problems(value: Any, loc: Loc = ()) -> list[tuple[Loc, str]]:
 
 def _text_problems(value: str) -> list[str]:
     text = value.strip().strip("'\"")
-    if any(part.startswith(KEY_PREFIXES) or KEY_PATTERNS.match(part) for part in (text, *_URL_PIECES.split(text))):
+    if looks_like_key(text):
         return [LOOKS]
     if "://" not in text:
         return []

@@ -52,6 +52,10 @@ class ReplicaSet(Backend):
         self._note = note
         self._free: asyncio.Condition | None = None
 
+    def secrets(self) -> tuple[str, ...]:
+        """Every replica's secrets."""
+        return tuple(s for r in self._replicas for s in r.backend.secrets())
+
     @property
     def provider(self) -> str:
         """Every replica's provider, joined by ``+``."""

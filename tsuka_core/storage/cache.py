@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
-from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse
+from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, masked_response
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import connect, response_from_json
 from tsuka_core.terms import Effort
@@ -157,6 +157,10 @@ class CachingBackend(Backend):
         """The wrapped backend's recorded facts."""
         return self.inner.profile_extra(model, effort)
 
+    def secrets(self) -> tuple[str, ...]:
+        """The wrapped backend's secrets."""
+        return self.inner.secrets()
+
     async def list_models(self) -> list[str]:
         """The wrapped backend's models (never cached)."""
         return await self.inner.list_models()
@@ -169,7 +173,8 @@ class CachingBackend(Backend):
             self.hits += 1
             self._served[id(found)] = found
             return found
-        response = await self.inner.complete(request)  # an exception is never cached
+        # An exception is never cached; an answer is stored with every secret the server echoed masked.
+        response = masked_response(await self.inner.complete(request), self.inner.secrets())
         self.misses += 1
         self.store.put(key, request.model, response)
         return response

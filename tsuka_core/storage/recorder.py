@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tsuka_core.engine.results import UNMEASURED, LevelResult, StepResult, TestResult
+from tsuka_core.masking import masked_options
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import dumps, now, transaction
 from tsuka_core.storage.owner import this_process
@@ -17,8 +17,6 @@ from tsuka_core.textsafe import scrub_text
 from tsuka_core.urls import redact_url
 
 __all__ = ["RunInfo", "RunRecorder", "safe_options"]
-
-_SECRET_OPTION = re.compile(r"(^|[_-])(key|apikey|token|secret|password|passwd|auth\w*|credentials?)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -37,8 +35,8 @@ class RunInfo:
 
 
 def safe_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """``options`` with the value of every key that looks like a credential replaced by ``***``."""
-    return {k: "***" if _SECRET_OPTION.search(k) and v else v for k, v in options.items()}
+    """``options`` with every secret value masked: by its key's name or by its looks (``masking.secret_option``)."""
+    return masked_options(options)
 
 
 class RunRecorder:

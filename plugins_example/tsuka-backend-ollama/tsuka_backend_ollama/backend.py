@@ -38,8 +38,11 @@ DEFAULT_PORT = 11434
 
 DEFAULT_NUM_PREDICT = 8192
 """Completion token limit per request unless --max-tokens sets one (thinking models need room)."""
-OPTIONS = ("num_ctx", "keep_alive")
-"""The ``--option KEY=VALUE`` keys this backend reads."""
+OPTIONS: Mapping[str, str] = {
+    "num_ctx": "the context window, in tokens (Ollama's options.num_ctx)",
+    "keep_alive": "how long Ollama keeps the model loaded after a request (e.g. 5m, 0)",
+}
+"""The ``--option KEY=VALUE`` keys this backend reads, declared as ``OllamaBackend.options``."""
 
 # docs:start think-mapping
 THINK: Mapping[Effort, bool | str] = {"none": False, "low": "low", "medium": "medium", "xhigh": "high"}
@@ -113,6 +116,7 @@ class OllamaBackend(Backend):
 
     name: ClassVar[str] = "ollama"
     env_vars: ClassVar[tuple[str, ...]] = ("OLLAMA_HOST",)
+    option_help: ClassVar[Mapping[str, str] | None] = OPTIONS
     applies_effort: ClassVar[bool] = True
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
