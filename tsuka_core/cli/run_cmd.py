@@ -87,7 +87,7 @@ def backend_options(func: Any) -> Any:
             "backend_option",
             multiple=True,
             metavar="KEY=VALUE",
-            help="Backend-specific setting (repeatable); 'tsuka backends' lists each backend's keys, others are refused.",
+            help="Backend setting (repeatable); 'tsuka backends' lists each backend's keys, others are refused.",
         ),
     ]
     for option in reversed(options):
