@@ -263,7 +263,7 @@ def test_tsuka_backends_lists_ollama_with_its_distribution(venv: Venv) -> None:
     done = venv.tsuka("backends")
     assert done.returncode == 0, done.stderr
     rows = {row[0]: row for row in table_rows(done.stdout)}
-    assert rows["ollama"][1:4] == ["tsuka-backend-ollama 0.1.0", "OLLAMA_HOST", "applied"]
+    assert rows["ollama"][1:5] == ["tsuka-backend-ollama 0.1.0", "OLLAMA_HOST", "num_ctx keep_alive", "applied"]
 
 
 def test_tsuka_plugins_shows_both_distributions_and_what_they_registered(venv: Venv) -> None:

@@ -107,3 +107,30 @@ def test_gate_and_errors_show_hostile_names_escaped(tmp_path: Path) -> None:
     assert "t\\x1b[2J" in gate.stderr
     assert error.exit_code == 2
     assert "\\x1b[2J" in error.stderr
+
+
+FAKE = "m1@none  tier large (confidence 1.00)"
+"""A line a model would like the user to read as tsuka's own verdict."""
+
+
+def forging(body: dict[str, Any], n: int) -> Reply:
+    """Every tool test is answered with a call whose name (and a cut argument text) holds newlines."""
+    del n
+    if body.get("tools"):
+        return Reply.tool_call(f"read_file\n{FAKE}\n", '{"path": "a\n' + FAKE)
+    return Reply.text("x")
+
+
+def test_a_newline_in_a_model_named_tool_never_starts_a_line(tmp_path: Path) -> None:
+    history = tmp_path / "h.sqlite"
+    with LoopbackServer(forging, models=("m1",)) as server:
+        ran = invoke(
+            "run", "m1", "--base-url", server.base_url, "--profiles", tmp_path / "p.json", "--history-db", history,
+            "-e", "none",
+        )  # fmt: skip
+    shown = invoke("show", "last", "m1@none", "--history-db", history, "--profiles", tmp_path / "p.json")
+    tests = [line.split()[0] for line in shown.stdout.splitlines() if line.startswith("    ") and "0." in line]
+    transcript = invoke("show", "last", "m1@none", tests[-1] if tests else "x", "--history-db", history)
+    for output in (ran.stdout, shown.stdout, transcript.stdout):
+        assert "read_file\\n" in output  # the name is there, escaped
+        assert not any(line.startswith(FAKE) for line in output.splitlines()), output

@@ -17,13 +17,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["REPLACEMENT", "loads", "scrub", "scrub_text", "terminal_text"]
+__all__ = ["REPLACEMENT", "loads", "one_line", "scrub", "scrub_text", "terminal_text"]
 
 REPLACEMENT = "\ufffd"
 """What a lone surrogate becomes."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_ANY_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def scrub_text(text: str) -> str:
@@ -84,6 +85,24 @@ def terminal_text(text: str) -> str:
     if text.isprintable() or not _CONTROL.search(text):
         return text
     return _CONTROL.sub(_escape, text)
+
+
+def one_line(text: str) -> str:
+    """``text`` as one terminal line: every control character escaped, newline and tab included (``\\n``, ``\\t``).
+
+    For what a model or a server names or says where tsuka prints a line of its own (a tool name, a check's
+    detail): a newline in it could otherwise start a line that reads like tsuka's.
+    """
+    text = scrub_text(text)
+    if text.isprintable():
+        return text
+    return _ANY_CONTROL.sub(_escape_any, text)
+
+
+def _escape_any(match: re.Match[str]) -> str:
+    char = match.group()
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    return named.get(char) or _escape(match)
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from tsuka_core.cli.display import console, tier_text
 from tsuka_core.cli.transcript import transcript
+from tsuka_core.textsafe import one_line
 
 if TYPE_CHECKING:
     from tsuka_core.compare.model import (
@@ -138,7 +139,8 @@ def _change_lines(change: TestChange) -> Iterable[Text]:
     for flip in change.checks:
         style = "red" if flip.status_a == "passed" else "green" if flip.status_b == "passed" else ""
         detail = flip.detail_b if flip.status_b != "passed" else flip.detail_a
-        yield Text(f"      {flip.status_a} → {flip.status_b}  {flip.location} {flip.type}: {detail}", style=style)
+        shown = one_line(detail)
+        yield Text(f"      {flip.status_a} → {flip.status_b}  {flip.location} {flip.type}: {shown}", style=style)
 
 
 def details_lines(found: Comparison, a: Side, b: Side) -> Iterable[RenderableType]:

@@ -18,6 +18,7 @@ from tsuka_core.engine.reliability import reliability, tries_of
 from tsuka_core.storage.profile_confidence import borderline_advice
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import CATEGORIES
+from tsuka_core.textsafe import one_line
 
 if TYPE_CHECKING:
     from tsuka_core.engine.results import LevelResult, RunScores, TestResult
@@ -104,7 +105,7 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
     repeated = f"  ({level.repeats} runs per test)" if level.repeats > 1 else ""
     sure = level_confidence(level) if level.complete else None
     yield Text.assemble(
-        (f"{level.model}@{level.effort}", "bold"),
+        (one_line(f"{level.model}@{level.effort}"), "bold"),
         applied,
         "  tier ",
         tier_text(level.shown_tier),
@@ -123,7 +124,7 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
     for group in level.per_test:
         name = group.test.name
         if level.repeats == 1 and group.runs[0].status == "error":
-            yield Text(f"    {name:<28} ERROR  {group.runs[0].error}", style="red")
+            yield Text(f"    {name:<28} ERROR  {one_line(str(group.runs[0].error))}", style="red")
             continue
         if level.repeats == 1:
             yield Text(f"    {name:<28} {group.score:.2f}")
@@ -163,11 +164,12 @@ def confidence_lines(sure: Confidence, repeats: int) -> Iterable[Text]:
 def _run_failures(result: TestResult, prefix: str) -> Iterable[Text]:
     """One line per check that did not pass in one run (and the error that stopped it, with repeats)."""
     if result.status == "error" and prefix:
-        yield Text(f"      {prefix}ERROR  {result.error}", style="red")
+        yield Text(f"      {prefix}ERROR  {one_line(str(result.error))}", style="red")
     for step in result.steps:
         for check in step.checks:
             if check.outcome.passed:
                 continue
             mark = "!" if check.outcome.status == "errored" else "x"
             style = "magenta" if mark == "!" else "dim"
-            yield Text(f"      {mark} {prefix}{check.location} {check.type}: {check.outcome.detail}", style=style)
+            detail = one_line(check.outcome.detail)
+            yield Text(f"      {mark} {prefix}{check.location} {check.type}: {detail}", style=style)

@@ -43,6 +43,7 @@ from tsuka_core.run.rescore_suite import check_fits, judged_with, recorded_suite
 from tsuka_core.storage.history import default_history_path
 from tsuka_core.storage.history_query import StoredTestRuns, list_runs, load_run
 from tsuka_core.suite.loading import load_suite
+from tsuka_core.textsafe import one_line
 
 
 def _history_options(func: Any) -> Any:
@@ -163,7 +164,7 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
         for test in group.runs:
             prefix = f"run {test.repeat}: "
             if test.status != "ok":
-                yield Text(f"      {prefix}ERROR  {test.error}", style="red")
+                yield Text(f"      {prefix}ERROR  {one_line(str(test.error))}", style="red")
             for step in test.steps:
                 yield from check_lines(step, every_check=every_check, indent="      ", prefix=prefix)
 
@@ -171,7 +172,7 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
 def _single_lines(test: StoredTest, *, every_check: bool) -> Iterable[Text | str]:
 
     if test.status != "ok":
-        yield Text(f"    {test.name:<28} ERROR  {test.error}", style="red")
+        yield Text(f"    {test.name:<28} ERROR  {one_line(str(test.error))}", style="red")
         return
     yield Text(f"    {test.name:<28} {test.score:.2f}")
     for step in test.steps:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from tsuka_core.engine.answer_faults import fault_label
+from tsuka_core.textsafe import one_line
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -24,13 +25,13 @@ def call_lines(call: ToolCall) -> Iterable[Text]:
 
     raw = call.raw_arguments
     if raw is None or (not call.repaired and call.arguments_problem is None):
-        yield Text(f"→ {call.name}({json.dumps(call.arguments, ensure_ascii=False)})")
+        yield Text(f"→ {one_line(call.name)}({json.dumps(call.arguments, ensure_ascii=False)})")
         return
-    yield Text(f"→ {call.name}({raw})")
+    yield Text(f"→ {one_line(call.name)}({one_line(raw)})")
     if call.repaired:
         yield Text(f"  repaired: {json.dumps(call.arguments, ensure_ascii=False)}", style="yellow")
     else:
-        yield Text(f"  {call.arguments_problem}", style="red")
+        yield Text(f"  {one_line(call.arguments_problem or '')}", style="red")
 
 
 def check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str = "") -> Iterable[Text]:
@@ -41,7 +42,7 @@ def check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str
         if check.status == "passed" and not every_check:
             continue
         mark, style = marks.get(check.status, ("?", ""))
-        yield Text(f"{indent}{mark} {prefix}{check.location} {check.type}: {check.detail}", style=style)
+        yield Text(f"{indent}{mark} {prefix}{check.location} {check.type}: {one_line(check.detail)}", style=style)
 
 
 def transcript(test: StoredTest) -> Iterable[Text | str]:
