@@ -192,11 +192,16 @@ def test_no_api_key_or_password_reaches_the_history(tmp_path: Path) -> None:
     store = tmp_path / "models_profile.json"
     with LoopbackServer(perfect, models=["m1"]) as server:
         url = server.base_url.replace("http://", f"http://user:{SECRET_PASSWORD}@")
+        refused = invoke(  # the openai backend reads no such option: refused, the value never shown
+            "run", "m1", "--base-url", url, "--profiles", store, "-e", "none", "--option", f"api_key={SECRET_KEY}",
+        )  # fmt: skip
         result = invoke(
             "run", "m1", "--base-url", url, "--profiles", store, "-e", "none", "--cache",
-            "--option", f"api_key={SECRET_KEY}",
             env={"OPENAI_API_KEY": SECRET_KEY},
         )  # fmt: skip
+    assert refused.exit_code == 2
+    assert "has no option 'api_key'" in refused.stderr
+    assert SECRET_KEY not in refused.stderr + refused.stdout
     assert result.exit_code == 0, result.stderr
     assert server.requests[-1].headers["authorization"]  # the credentials were sent, so they were at hand
     data = history_of(store).read_bytes()
@@ -205,7 +210,7 @@ def test_no_api_key_or_password_reaches_the_history(tmp_path: Path) -> None:
     assert b"user:" not in data
     (run,) = rows(history_of(store), "SELECT provider, options FROM runs")
     assert run["provider"] == server.base_url
-    assert json.loads(run["options"])["backendOptions"] == {"api_key": "***"}
+    assert json.loads(run["options"])["backendOptions"] == {}
 
 
 def test_no_history_records_nothing_and_history_db_moves_it(tmp_path: Path) -> None:

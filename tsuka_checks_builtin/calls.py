@@ -8,8 +8,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import Field
 
 from tsuka_checks_builtin.json import compact
-from tsuka_core import Answer, CheckParams, CheckType, Outcome, ToolCall
-from tsuka_core.judge.jsontools import json_equal
+from tsuka_core import Answer, CheckParams, CheckType, Outcome, ToolCall, json_equal
 
 __all__ = ["ToolCallsMatch"]
 

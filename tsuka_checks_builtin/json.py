@@ -8,9 +8,17 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from tsuka_core import Answer, CheckType, Outcome, extract_json
-from tsuka_core.judge.checks import NoParams, PathParams, json_at_path
-from tsuka_core.judge.jsontools import json_equal, json_type_name
+from tsuka_core import (
+    Answer,
+    CheckType,
+    NoParams,
+    Outcome,
+    PathParams,
+    extract_json,
+    json_at_path,
+    json_equal,
+    json_type_name,
+)
 
 __all__ = ["JsonPathEquals", "JsonPathLength", "JsonPathType", "JsonValid"]
 

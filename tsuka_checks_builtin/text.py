@@ -8,8 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal
 import regex
 from pydantic import Field
 
-from tsuka_core import Answer, CheckParams, CheckType, Outcome
-from tsuka_core.judge.checks import NoParams, RegexParams
+from tsuka_core import Answer, CheckParams, CheckType, NoParams, Outcome, RegexParams
 
 __all__ = [
     "Contains",

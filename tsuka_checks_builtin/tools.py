@@ -9,9 +9,16 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field
 
 from tsuka_checks_builtin.json import compact
-from tsuka_core import Answer, CheckParams, CheckType, Outcome
-from tsuka_core.judge.checks import ArgParams, RegexParams, first_call_argument
-from tsuka_core.judge.jsontools import json_equal
+from tsuka_core import (
+    Answer,
+    ArgParams,
+    CheckParams,
+    CheckType,
+    Outcome,
+    RegexParams,
+    first_call_argument,
+    json_equal,
+)
 from tsuka_core.judge.textcalls import text_tool_call
 
 __all__ = ["ToolArgAt", "ToolArgEquals", "ToolArgRegex", "ToolCallAt", "ToolCallCount", "ToolCalled", "ToolNotCalled"]

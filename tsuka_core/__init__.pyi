@@ -23,9 +23,12 @@ from .terms import Effort as Effort
 # Check authors.
 from .judge.answer import Answer as Answer
 from .judge.answer import ToolCall as ToolCall
+from .judge.checks import ArgParams as ArgParams
 from .judge.checks import CheckParams as CheckParams
 from .judge.checks import CheckType as CheckType
 from .judge.checks import NoParams as NoParams
+from .judge.checks import PathParams as PathParams
+from .judge.checks import RegexParams as RegexParams
 from .judge.checks import first_call_argument as first_call_argument
 from .judge.checks import json_at_path as json_at_path
 from .judge.jsontools import MISSING as MISSING
@@ -35,6 +38,8 @@ from .judge.jsontools import extract_json as extract_json
 from .judge.jsontools import json_equal as json_equal
 from .judge.jsontools import json_type_name as json_type_name
 from .judge.outcome import Outcome as Outcome
+from .judge.patterns import Pattern as Pattern
+from .judge.patterns import PatternTimeout as PatternTimeout
 
 # Backend authors.
 from .backends.base import Backend as Backend
@@ -56,6 +61,7 @@ from .urls import url_secrets as url_secrets
 
 # Suite authors.
 from .suite.loading import load_suite as load_suite
+from .suite.loading import resolve_suite as resolve_suite
 from .suite.loading import suite_hash as suite_hash
 from .suite.model import Suite as Suite
 

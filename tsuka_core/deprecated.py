@@ -19,13 +19,8 @@ REMOVED_IN = "0.3"
 _INTERNAL = "internal now; no public replacement"
 
 OLD_NAMES: dict[str, tuple[str, str]] = {
-    "ArgParams": ("judge.checks", "a CheckParams subclass with a str field, read with tsuka_core.first_call_argument"),
-    "PathParams": ("judge.checks", "a CheckParams subclass with a str field, read with tsuka_core.json_at_path"),
-    "RegexParams": ("judge.checks", _INTERNAL),
     "describe": ("judge.checks", "the first line of inspect.getdoc(cls)"),
     "run_check": ("judge.checks", "tsuka_core.testing.judge(check, answer) or tsuka_core.testing.run_check"),
-    "Pattern": ("judge.patterns", _INTERNAL),
-    "PatternTimeout": ("judge.patterns", _INTERNAL),
     "Status": ("judge.outcome", "Outcome.status (a str: passed, failed or errored)"),
     "category_score": ("judge.scoring", _INTERNAL),
     "round_half_up": ("judge.scoring", _INTERNAL),
@@ -44,9 +39,9 @@ OLD_NAMES: dict[str, tuple[str, str]] = {
     "Step": ("suite.model", "tsuka_core.Suite (its tests' steps)"),
     "Test": ("suite.model", "tsuka_core.Suite (its tests)"),
     "default_suite_path": ("suite.loading", "tsuka_core.load_suite(None)"),
-    "CheckResult": ("engine.results", "tsuka_core.testing.run_test_file"),
-    "StepResult": ("engine.results", "tsuka_core.testing.run_test_file"),
-    "TestResult": ("engine.results", "tsuka_core.testing.run_test_file"),
+    "CheckResult": ("engine.results", "tsuka_core.testing.CheckVerdict (in TestVerdict.checks)"),
+    "StepResult": ("engine.results", "tsuka_core.testing.CheckVerdict (in TestVerdict.checks)"),
+    "TestResult": ("engine.results", "tsuka_core.testing.TestVerdict (what testing.run_test_file returns)"),
     "LevelResult": ("engine.results", "tsuka_core.RunReport"),
     "run_test": ("engine.runner", "tsuka_core.testing.run_test_file"),
     "ModelSweep": ("engine.sweep", "tsuka_core.run_benchmark"),

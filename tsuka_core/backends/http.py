@@ -8,7 +8,9 @@ through the ``httpx.AsyncClient`` the engine gives it:
   the server's ``Retry-After`` (seconds or an HTTP date, capped at
   :data:`RETRY_AFTER_CAP`) when it sends one;
 - any other status of 300 or more fails at once with :class:`StatusError`,
-  carrying the server's own message on one line; so does one refusing the
+  carrying the server's own message on one line (``error.message``, else
+  ``error`` as a string, ``message`` or FastAPI's ``detail``, else the body as
+  text: :func:`server_message`); so does one refusing the
   tool-call arguments a model wrote (:attr:`StatusError.blames_answer`);
 - a body that is not JSON, or larger than :data:`MAX_BODY_BYTES` once decoded,
   fails with a :class:`~tsuka_core.RequestError` saying so; the size is counted

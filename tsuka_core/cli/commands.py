@@ -20,7 +20,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "backends": LazyCommand(
         "plugin_cmds",
         "backends",
-        "List every backend with its distribution, the environment it reads, and whether it applies efforts.",
+        "List every backend with its distribution, the environment it reads, its --option keys and its efforts.",
     ),
     "checks": LazyCommand(
         "plugin_cmds", "checks", "List every check type a test may use, with the distribution that provides it."

@@ -38,7 +38,21 @@ __all__ = [
 
 Method = Literal["strict", "fenced", "extracted", "repaired"]
 
-MISSING: Any = object()
+
+class _Missing:
+    """``MISSING``: nothing is at the path. :meth:`JsonPath.find`, ``json_at_path`` and ``first_call_argument``
+    return it then (``None`` is JSON's ``null``, a value found). Test for it with ``value is MISSING``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __reduce__(self) -> str:
+        return "MISSING"  # a copy or a pickle is the one sentinel
+
+
+MISSING: Any = _Missing()
 """Returned by :meth:`JsonPath.find` when nothing is at the path."""
 
 MAX_SCAN_CHARS = 1_000_000

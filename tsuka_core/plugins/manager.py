@@ -14,6 +14,7 @@ import pluggy
 
 from tsuka_core.errors import PluginError
 from tsuka_core.plugins import hookspecs
+from tsuka_core.plugins.moved import import_hint, warn_internal_imports
 
 __all__ = ["BUILTIN_DISTRIBUTION", "LOAD_ENV", "FailedPlugin", "LoadedPlugin", "discover", "new_plugin_manager"]
 
@@ -96,11 +97,14 @@ def discover(
         try:
             obj = _load(ep, dist_name)
         except Exception as exc:
-            broken = FailedPlugin(ep.name, dist_name, version, f"{type(exc).__name__}: {exc}".splitlines()[0])
+            said = f"{type(exc).__name__}: {exc}".splitlines()[0] + import_hint(exc)
+            broken = FailedPlugin(ep.name, dist_name, version, said)
             if failed is None or dist_name == BUILTIN_DISTRIBUTION:
                 raise PluginError(f"{broken.line()}; set {LOAD_ENV} to the plugins to load without it") from exc
             failed.append(broken)
             continue
+        if dist_name != BUILTIN_DISTRIBUTION:
+            warn_internal_imports(obj, f"plugin {ep.name!r} of distribution {dist_name!r}")
         loaded.append(LoadedPlugin(ep.name, dist_name, version, obj))
     if wanted:
         found = {p.distribution for p in loaded} | {f.distribution for f in failed or []}

@@ -48,8 +48,8 @@ def default_suite_path() -> Path:
 def resolve_suite(value: str | Path, registry: Registry | None = None) -> Path:
     """The folder ``value`` names: an existing folder is itself, else it is a registered suite's name.
 
-    Raises :class:`SuiteError` (one line, with the closest registered names)
-    when it is neither.
+    ``resolve_suite("extended")`` is the folder of the built-in ``extended`` suite, wherever it is installed.
+    Raises :class:`SuiteError` (one line, with the closest registered names) when it is neither.
     """
     from tsuka_core.plugins.registry import load_registry
 
@@ -115,7 +115,8 @@ def _parse(name: str, raw: bytes) -> tuple[object, str | None]:
 
 
 def load_suite(folder: Path | str | None = None, registry: Registry | None = None) -> Suite:
-    """Load and validate every test file of ``folder`` (default: the installed suite).
+    """Load and validate every test file of ``folder``: a suite folder or a registered suite's name
+    (:func:`resolve_suite`; default: the installed default suite).
 
     Raises :class:`SuiteError` listing every problem of every file when any is
     invalid; a suite with a category lacking tests loads with a warning. The
@@ -125,10 +126,8 @@ def load_suite(folder: Path | str | None = None, registry: Registry | None = Non
     from tsuka_core.plugins.registry import load_registry  # the check types: only loading needs them, not hashing
     from tsuka_core.suite.testfile import parse_test
 
-    path = Path(folder) if folder is not None else default_suite_path()
-    if not path.is_dir():
-        raise SuiteError([f"{path}: no such folder (a suite is a folder of *.json test files)"])
     registry = registry or load_registry()
+    path = default_suite_path() if folder is None else resolve_suite(folder, registry)
     files = suite_files(path)
     if not files:
         raise SuiteError([f"{path}: holds no *.json test files"])

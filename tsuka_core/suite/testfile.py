@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pydantic import JsonValue, ModelWrapValidatorHandler, ValidatorFunctionWrapHandler
     from pydantic_core import ErrorDetails, InitErrorDetails
 
-__all__ = ["MAX_WEIGHT", "Check", "Step", "TestFile", "Tool", "ToolFunction", "parse_test"]
+__all__ = ["MAX_WEIGHT", "Check", "Step", "TestFile", "Tool", "ToolFunction", "check_params", "parse_test"]
 
 MAX_WEIGHT = 1_000_000
 """The largest weight a test or a check may have: weights are shares, and a sum of them must stay finite."""
@@ -93,6 +93,20 @@ def _params_problem(type_name: str, error: ErrorDetails, allowed: list[str]) -> 
         if kind.endswith("_type"):
             message = f"{message}, got {input_kind(error['input'])}"
     return problem(loc, message, error["input"])
+
+
+def check_params(check_type: type[CheckType[Any]], params: Mapping[str, Any]) -> tuple[CheckParams | None, list[str]]:
+    """``params`` (a check's keys besides ``type`` and ``weight``) validated as a suite validates them.
+
+    The parameters, or None and every problem as ``tsuka validate`` words it, one line each: ``value: required
+    by check type 'word_count'``.
+    """
+    try:
+        return check_type.params_model.model_validate(dict(params)), []
+    except ValidationError as exc:
+        allowed = ["type", "weight", *check_type.params_model.model_fields]
+        found = [_params_problem(check_type.name, error, allowed) for error in exc.errors()]
+        return None, [f"{location(p['loc']) or 'parameters'}: {p['type'].message()}" for p in found]  # type: ignore[union-attr]
 
 
 class Check(FormatModel):

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
 from tsuka_core.errors import SuiteError
 from tsuka_core.judge.answer import Answer
 from tsuka_core.judge.checks import CheckType
@@ -14,6 +12,7 @@ from tsuka_core.judge.checks import run_check as _judge
 from tsuka_core.judge.outcome import Outcome
 from tsuka_core.plugins.manager import LoadedPlugin, discover
 from tsuka_core.plugins.registry import Registry, load_registry
+from tsuka_core.suite.testfile import check_params
 
 __all__ = ["judge", "registry_of", "run_check"]
 
@@ -48,8 +47,10 @@ def run_check(
 
     ``params`` are the check's keys besides ``type`` and ``weight``, validated
     as a suite validates them: invalid ones raise :class:`~tsuka_core.SuiteError`
-    with one line per problem. ``answer`` is an :class:`~tsuka_core.Answer` or
-    its text. An exception in ``evaluate`` is an ``errored`` outcome, as in a run.
+    with one line per problem, worded as ``tsuka validate`` words them (``word_count:
+    value: required by check type 'word_count'``). ``answer`` is an
+    :class:`~tsuka_core.Answer` or its text. An exception in ``evaluate`` is an
+    ``errored`` outcome, as in a run.
     """
     cls = check_type
     if isinstance(check_type, str):
@@ -60,9 +61,7 @@ def run_check(
             raise SuiteError([f"unknown check type {check_type!r} (registered: {known}){registry.missing_hint()}"])
         cls = found
     assert not isinstance(cls, str)
-    try:
-        validated = cls.params_model.model_validate(dict(params or {}))
-    except ValidationError as exc:
-        problems = [f"{cls.name}: {'.'.join(map(str, e['loc'])) or 'params'}: {e['msg']}" for e in exc.errors()]
-        raise SuiteError(problems) from None
+    validated, problems = check_params(cls, params or {})
+    if validated is None:
+        raise SuiteError([f"{cls.name}: {line}" for line in problems])
     return judge(cls(validated), answer)

@@ -6,7 +6,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -70,11 +70,21 @@ class ScriptedServer:
         """The server's root URL."""
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
-    def script(self, *replies: Reply) -> None:
-        """Answer the next requests to ``path`` with ``replies``, in order (and forget what was seen)."""
+    def script(self, *replies: Reply | Iterable[Reply]) -> None:
+        """Answer the next requests to ``path`` with ``replies``, in order (and forget what was seen).
+
+        ``script(a, b)`` and ``script([a, b])`` are the same; anything but a :class:`Reply` is a TypeError here,
+        in the test, never a failure in the server's thread.
+        """
+        flat: list[Any] = [r for item in replies for r in (item if isinstance(item, list | tuple) else [item])]
+        wrong = next((r for r in flat if not isinstance(r, Reply)), None)
+        if wrong is not None:
+            raise TypeError(
+                f"ScriptedServer.script takes Reply objects (or a list of them), got {type(wrong).__name__}"
+            )
         with self._lock:
             self.queue.clear()
-            self.queue.extend(replies)
+            self.queue.extend(flat)
             self.seen.clear()
 
     def requests_to(self, path: str | None = None) -> list[Seen]:
@@ -106,6 +116,9 @@ class ScriptedServer:
                     return
                 raw = self.rfile.read(length) if length else b""
                 reply = server._answer(self.command, self.path, dict(self.headers), raw)
+                if not isinstance(reply, Reply):  # an ``other`` callable that returned something else
+                    said = f"the test's ScriptedServer answered with a {type(reply).__name__}, not a Reply"
+                    reply = Reply({"error": {"message": said}}, 500)
                 if reply.delay:
                     time.sleep(reply.delay)
                 data = reply.encoded()

@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 import httpx
 
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse
-from tsuka_core.engine.results import TestResult
 from tsuka_core.engine.runner import run_test
 from tsuka_core.errors import SuiteError
 from tsuka_core.judge.answer import ToolCall, strip_reasoning
@@ -19,6 +18,7 @@ from tsuka_core.suite.loading import load_suite
 from tsuka_core.suite.model import Test
 from tsuka_core.suite.testfile import parse_test
 from tsuka_core.terms import Effort
+from tsuka_core.testing.verdicts import TestVerdict
 
 __all__ = ["ScriptedAnswer", "ScriptedBackend", "run_suite", "run_test_file", "tool_call"]
 
@@ -81,15 +81,16 @@ async def run_test_file(
     *,
     registry: Registry | None = None,
     effort: Effort | None = None,
-) -> TestResult:
+) -> TestVerdict:
     """Run the test file at ``path`` with ``answers`` as the model's, one per step, and judge them as a run does.
 
     ``answers`` is a list (one per request, in order) or a function of the
     :class:`~tsuka_core.ChatRequest`. The file is validated with ``registry``
     (default: every installed plugin); problems raise :class:`~tsuka_core.SuiteError`.
+    Returns the :class:`TestVerdict`: name, category, status, score, every check's outcome.
     """
     test = _one_test(Path(path), registry or load_registry())
-    return await run_test(ScriptedBackend(answers), test, "scripted", effort)
+    return TestVerdict.of(await run_test(ScriptedBackend(answers), test, "scripted", effort))
 
 
 async def run_suite(
@@ -98,14 +99,14 @@ async def run_suite(
     *,
     registry: Registry | None = None,
     effort: Effort | None = None,
-) -> list[TestResult]:
+) -> list[TestVerdict]:
     """Run every test of a suite folder with scripted answers: a mapping of test name to answers, or one function.
 
     A test the mapping does not name is answered with empty text.
     """
     suite = load_suite(folder, registry)
-    results: list[TestResult] = []
+    results: list[TestVerdict] = []
     for test in suite.tests:
         scripted: Answers = answers if callable(answers) else answers.get(test.name, [""] * len(test.steps))
-        results.append(await run_test(ScriptedBackend(scripted), test, "scripted", effort))
+        results.append(TestVerdict.of(await run_test(ScriptedBackend(scripted), test, "scripted", effort)))
     return results
