@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 from loopback import LoopbackServer, Reply
 from relay import CountingRelay
+from streaming import StreamingServer
 
 from tsuka_core.cli.main import cli
 
@@ -67,3 +68,15 @@ def test_a_run_over_https_makes_at_most_two_handshakes_per_request_in_flight(
     assert result.exit_code == 0, result.output
     assert chats == TESTS
     assert relay.accepted <= 2 * CONCURRENCY, f"{relay.accepted} TLS handshakes for {chats} requests"
+
+
+@pytest.mark.usefixtures("fast_retries")
+def test_a_streamed_run_reuses_its_connections_as_an_unstreamed_one_does(tmp_path: Path) -> None:
+    """A server that reports no timings is streamed: each body is read past [DONE] to its end, connection kept."""
+    with StreamingServer(slots=CONCURRENCY, rate=2000.0, first_byte=0.0, tokens=3) as server:
+        with CountingRelay(int(server.base_url.rsplit(":", 1)[1].split("/")[0])) as relay:
+            result = _run(tmp_path, relay.url, {})
+        streamed = [b for b in server.bodies if b.get("stream")]
+    assert result.exit_code == 0, result.output
+    assert len(streamed) == TESTS  # every answer was streamed
+    assert relay.accepted <= 2 * CONCURRENCY, f"{relay.accepted} connections for {len(streamed)} streamed requests"

@@ -251,3 +251,48 @@ def test_percentiles_interpolate_and_the_slow_tail_of_a_speed_is_its_low_end() -
     assert percentile([1.0, 2.0, 3.0, 4.0, 5.0], 0.5) == 3.0
     assert percentile([10.0, 0.0], 0.95) == pytest.approx(9.5)
     assert percentile([10.0, 0.0], 0.05) == pytest.approx(0.5)  # p95 of a speed: 95% of answers were this fast
+
+
+class _AfterDone(httpx.AsyncByteStream):
+    """A whole answer, then what a careless server sends past ``[DONE]``: more events, or nothing ever again."""
+
+    def __init__(self, after: list[bytes], hang: bool) -> None:
+        self.after, self.hang, self.read_to_end = after, hang, False
+
+    async def __aiter__(self):  # type: ignore[no-untyped-def]
+        yield sse(stream_chunks(Reply.text("kept")))
+        for part in self.after:
+            yield part
+        if self.hang:
+            await asyncio.sleep(60)
+        self.read_to_end = True
+
+
+@pytest.mark.parametrize(
+    ("after", "hang", "to_end"),
+    [
+        ([], False, True),  # the usual end: read, so the connection can be reused
+        ([b"data: late\n\n"] * 3, False, True),  # a few stray events: read and ignored
+        ([b"data: late\n\n"] * 500, False, False),  # too many: given up, the answer kept
+        ([], True, False),  # a body that never ends: given up after DRAIN_SECONDS, the answer kept
+    ],
+)
+def test_past_done_the_body_is_read_to_its_end_within_bounds(
+    after: list[bytes], hang: bool, to_end: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tsuka_core.backends import streamed
+
+    monkeypatch.setattr(streamed, "DRAIN_SECONDS", 0.2)
+    body = _AfterDone(after, hang)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+
+    async def ask() -> ChatResponse:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+            backend = OpenAIBackend(BackendConfig(base_url="http://127.0.0.1:9/v1", retries=0), client)
+            return await backend.complete(ChatRequest("m1", [{"role": "user", "content": "hi"}]))
+
+    response = asyncio.run(asyncio.wait_for(ask(), 10))
+    assert response.text == "kept"
+    assert body.read_to_end is to_end

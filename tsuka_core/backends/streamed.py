@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 __all__ = ["BrokenStreamError", "StreamedAnswer", "read_stream"]
 
 _KEPT = ("usage", "timings", "id", "model")
+DRAIN_SECONDS = 1.0
+"""How long the rest of a body is read after ``[DONE]`` (its end, so the connection is kept) before giving up."""
+DRAIN_EVENTS = 64
+"""How many events after ``[DONE]`` are read (and ignored) before giving up on the body's end."""
 
 
 class BrokenStreamError(RequestError):
@@ -171,21 +175,35 @@ def _error_text(error: Any) -> str:
 async def read_stream(response: httpx.Response, limit: int, label: str, started: float) -> StreamedAnswer | bytes:
     """The stream of ``response`` put together; a body that is not ``text/event-stream`` as its bytes.
 
-    Reading stops at ``[DONE]``. Raises :class:`BrokenStreamError` for a stream that
+    The answer ends at ``[DONE]``; the body is then read to its end, so that its
+    connection can carry the next request, within :data:`DRAIN_EVENTS` more events,
+    :data:`DRAIN_SECONDS` and the body's ``limit`` (past them the connection is
+    dropped, the answer kept). Raises :class:`BrokenStreamError` for a stream that
     is not a whole answer and RequestError for an error the server sent in it.
     """
     if not is_event_stream(response):
         return await read_bounded(response, limit, truncate=False, label=label)
+    import asyncio
+
     answer = StreamedAnswer()
+    after_done = 0
     try:
-        async for data, at in sse_data(response, limit, label):
-            answer.add(data, at - started)
-            if answer.done:
-                break
-    except RequestError as error:
-        if not str(error).startswith(label):
-            error.args = (f"{label}: {error}",)
-        raise
+        async with asyncio.timeout(None) as drain:
+            async for data, at in sse_data(response, limit, label):
+                if answer.done:
+                    after_done += 1
+                    if after_done > DRAIN_EVENTS:
+                        break
+                    continue
+                answer.add(data, at - started)
+                if answer.done:
+                    drain.reschedule(asyncio.get_running_loop().time() + DRAIN_SECONDS)
+    except Exception as error:
+        if not answer.done:
+            if isinstance(error, RequestError) and not str(error).startswith(label):
+                error.args = (f"{label}: {error}",)
+            raise
+        # The answer is whole: what went wrong past its end (too slow, too much, a reset) only costs the connection.
     reason = answer.broken()
     if reason is not None:
         raise BrokenStreamError(f"{label}: {reason}")
