@@ -4,19 +4,27 @@ Standard library only (asyncio protocols), so it runs with nothing but Python.
 Run it as a process: ``python bench/_server.py [--port 0] [--models a,b]``; it
 prints ``listening on PORT`` once ready and serves until SIGTERM or SIGINT.
 
-- ``POST [/<ms>ms]/v1/chat/completions`` answers after ``<ms>`` milliseconds
+Two kinds of server, by the path (both in one process):
+
+- **llama.cpp** (``[/<ms>ms]/v1``): ``GET /props`` answers llama.cpp's keys, so
+  tsuka knows the server times its answers and never streams; each answer is
+  one JSON body with llama.cpp's ``timings``.
+- **streaming** (``[/<ms>ms]/stream/v1``, as vLLM, hosted APIs, Ollama's
+  ``/v1``, LM Studio): ``/props`` is 404, so tsuka streams; a request asking
+  ``"stream": true`` gets the same answer as server-sent events (a role chunk,
+  the content in pieces, the tool call, the finish reason, usage, ``[DONE]``)
+  in one chunked body, keep-alive.
+
+- ``POST .../chat/completions`` answers after ``<ms>`` milliseconds
   (0 without the prefix). The answer is canned, chosen by the marker
   ``<<bench:KIND>>`` found in the request body (see :data:`REPLIES`); no JSON
   is parsed, so serving costs next to nothing.
-- ``GET [/<ms>ms]/v1/models`` lists the models, after ``<ms>`` milliseconds too.
-- ``GET [/<ms>ms]/props`` answers ``{}`` after ``<ms>`` milliseconds: the
-  round trip a client makes to a llama.cpp server's ``/props``, with no facts
-  in it (so nothing stored changes).
-- ``GET /_stats`` returns ``{"chat": n, "max_in_flight": m, "connections": c}``
-  since the last ``POST /_reset``: how many chat requests were answered, the
-  most that were held at once (which shows the client's real concurrency) and
-  how many connections were accepted (which shows whether the client reuses
-  them).
+- ``GET .../v1/models`` lists the models, after ``<ms>`` milliseconds too.
+- ``GET /_stats`` returns ``{"chat": n, "streamed": s, "max_in_flight": m,
+  "connections": c}`` since the last ``POST /_reset``: how many chat requests
+  were answered (and how many of them streamed), the most that were held at
+  once (which shows the client's real concurrency) and how many connections
+  were accepted (which shows whether the client reuses them).
 
 HTTP/1.1 with keep-alive; one request at a time per connection (pipelined
 requests wait their turn); request bodies up to 16 MiB.
@@ -49,7 +57,16 @@ to be woken); answering after that would count the server's lateness as the
 client's overhead. Waking 1 ms early and spinning the remainder costs at most
 1 ms of CPU per wake-up and keeps the answer within a few microseconds of due.
 """
-_ROUTE = re.compile(rb"^(?:/(\d{1,6})ms)?(?:/v1/(chat/completions|models)|/(props))/?$")
+_ROUTE = re.compile(rb"^(?:/(\d{1,6})ms)?(/stream)?(?:/v1/(chat/completions|models)|/(props))/?$")
+PROPS = json.dumps(
+    {
+        "build_info": "b0000-bench",
+        "model_path": "/models/bench.gguf",
+        "total_slots": 4096,
+        "chat_template_caps": {"supports_tools": True, "supports_parallel_tool_calls": True},
+    }
+).encode()
+"""What the llama.cpp kind's ``/props`` says: enough of llama.cpp's keys to be known as it (slots past any -j)."""
 
 SENTENCE = "Every morning the old fisherman walks slowly beside the river."
 LIST = "iron\ncopper\nsilver"
@@ -62,23 +79,64 @@ DOCUMENT: dict[str, Any] = {
 TOOL_ARGUMENTS: dict[str, Any] = {"city": "Paris", "days": 3, "options": {"unit": "celsius"}}
 
 
-def _completion(message: dict[str, Any], finish: str, completion_tokens: int) -> bytes:
-    data = {
+def _usage(completion_tokens: int) -> dict[str, int]:
+    return {"prompt_tokens": 60, "completion_tokens": completion_tokens, "total_tokens": 60 + completion_tokens}
+
+
+def _completion(message: dict[str, Any], finish: str, completion_tokens: int) -> dict[str, Any]:
+    timings = {
+        "prompt_n": 60,
+        "prompt_ms": 6.0,
+        "predicted_n": completion_tokens,
+        "predicted_ms": 2.0 * completion_tokens,
+    }
+    return {
         "id": "chatcmpl-bench",
         "object": "chat.completion",
         "created": 1700000000,
         "model": "bench",
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 60, "completion_tokens": completion_tokens, "total_tokens": 60 + completion_tokens},
+        "usage": _usage(completion_tokens),
+        "timings": timings,
     }
-    return json.dumps(data, ensure_ascii=False).encode()
 
 
-def _text(content: str) -> bytes:
+def _chunk(delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> str:
+    base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1700000000, "model": "bench"}
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    return "data: " + json.dumps({**base, "choices": choices, **extra}, ensure_ascii=False) + "\n\n"
+
+
+def _streamed(completion: dict[str, Any]) -> bytes:
+    """``completion`` as a streaming server sends it: chunks, usage, ``[DONE]``, in one chunked HTTP body."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    events = [_chunk({"role": "assistant"})]
+    content = message.get("content") or ""
+    step = max(1, len(content) // 8)
+    events += [_chunk({"content": content[i : i + step]}) for i in range(0, len(content), step)]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        head = {"index": index, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"]}}
+        events.append(_chunk({"tool_calls": [head]}))
+        events.append(
+            _chunk({"tool_calls": [{"index": index, "function": {"arguments": call["function"]["arguments"]}}]})
+        )
+    events.append(_chunk({}, choice["finish_reason"]))
+    events.append(_chunk(None, usage=completion["usage"]))
+    events.append("data: [DONE]\n\n")
+    body = "".join(events).encode()
+    head = (
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n"
+        "connection: keep-alive\r\n\r\n"
+    )
+    return head.encode("ascii") + f"{len(body):x}\r\n".encode("ascii") + body + b"\r\n0\r\n\r\n"
+
+
+def _text(content: str) -> dict[str, Any]:
     return _completion({"role": "assistant", "content": content}, "stop", max(1, len(content) // 4))
 
 
-def _tool_call() -> bytes:
+def _tool_call() -> dict[str, Any]:
     call = {
         "id": "call_bench_1",
         "type": "function",
@@ -87,7 +145,7 @@ def _tool_call() -> bytes:
     return _completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls", 24)
 
 
-REPLIES: dict[bytes, bytes] = {
+_ANSWERS: dict[bytes, dict[str, Any]] = {
     b"sentence": _text(SENTENCE),
     b"list": _text(LIST),
     b"json": _text(json.dumps(DOCUMENT)),
@@ -95,7 +153,10 @@ REPLIES: dict[bytes, bytes] = {
     b"tool": _tool_call(),
     b"abstain": _text("I will not send an email: nobody asked me to. I can only describe the send_email tool."),
 }
+REPLIES: dict[bytes, bytes] = {kind: json.dumps(a, ensure_ascii=False).encode() for kind, a in _ANSWERS.items()}
 """The canned answer body for each marker kind; an unknown kind gets ``sentence``."""
+STREAMS: dict[bytes, bytes] = {kind: _streamed(answer) for kind, answer in _ANSWERS.items()}
+"""The same answers as whole HTTP responses of server-sent events, for the streaming kind."""
 
 
 def _response(status: int, body: bytes, *, close: bool) -> bytes:
@@ -118,6 +179,7 @@ class Stats:
 
     def __init__(self) -> None:
         self.chat = 0
+        self.streamed = 0
         self.in_flight = 0
         self.max_in_flight = 0
         self.connections = 0
@@ -125,6 +187,7 @@ class Stats:
     def reset(self) -> None:
         """Start counting again."""
         self.chat = 0
+        self.streamed = 0
         self.max_in_flight = self.in_flight
         self.connections = 0
 
@@ -181,7 +244,11 @@ class _Connection(asyncio.Protocol):
         method, _, rest = request_line.partition(b" ")
         path = rest.partition(b" ")[0].partition(b"?")[0]
         if path == b"/_stats":
-            stats = {"chat": self.stats.chat, "max_in_flight": self.stats.max_in_flight}
+            stats = {
+                "chat": self.stats.chat,
+                "streamed": self.stats.streamed,
+                "max_in_flight": self.stats.max_in_flight,
+            }
             stats["connections"] = self.stats.connections
             self._finish(_response(200, json.dumps(stats).encode(), close=close), close)
             return
@@ -194,12 +261,21 @@ class _Connection(asyncio.Protocol):
             self._finish(_response(404, _error(404, f"no route {path.decode(errors='replace')}"), close=close), close)
             return
         delay = int(route.group(1) or b"0") / 1000.0
-        if route.group(3) == b"props":
-            reply = _response(200, b"{}", close=close)
-        elif route.group(2) == b"models":
+        streaming = route.group(2) is not None
+        if route.group(4) == b"props":
+            reply = (
+                _response(404, _error(404, "no /props here"), close=close)
+                if streaming
+                else _response(200, PROPS, close=close)
+            )
+        elif route.group(3) == b"models":
             reply = _response(200, self.models, close=close)
         elif method != b"POST":
             reply = _response(405, _error(405, "POST a chat completion"), close=close)
+        elif streaming and _STREAM_ASKED.search(body) and not close:
+            reply = STREAMS.get(_kind(body), STREAMS[b"sentence"])
+            self.stats.chat += 1
+            self.stats.streamed += 1
         else:
             reply = _response(200, REPLIES.get(_kind(body), REPLIES[b"sentence"]), close=close)
             self.stats.chat += 1
@@ -227,6 +303,9 @@ class _Connection(asyncio.Protocol):
             self.transport = None
         else:
             self._next()
+
+
+_STREAM_ASKED = re.compile(rb'"stream"\s*:\s*true')
 
 
 def _kind(body: bytes) -> bytes:
