@@ -85,3 +85,18 @@ def test_a_bad_base_url_is_refused_when_the_file_is_checked(tmp_path: Path, url:
     )
     assert "--base-url" not in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["localhost:8080/v1", "http://127.0.0.1:99999/v1", "http:///v1", "ftp://127.0.0.1/v1", "http://exa mple.com/v1"],
+)
+def test_a_bad_replica_url_is_refused_as_a_bad_base_url_is(tmp_path: Path, url: str) -> None:
+    config = write(
+        tmp_path,
+        f'efforts = ["none"]\n\n[[endpoints]]\nname = "pool"\nbase_urls = ["http://127.0.0.1:9/v1", "{url}"]\n',
+    )
+    result = invoke("run", "--config", config)
+    assert result.exit_code == 2
+    assert "endpoints.0.base_urls.1: endpoint pool: base_urls[1] is not an http:// or https:// URL" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -151,3 +151,35 @@ def test_models_takes_one_base_url() -> None:
     assert result.stderr.strip().splitlines() == [
         "tsuka: error: --base-url: give one server to list its models (its replicas serve the same ones)"
     ]
+
+
+def test_the_places_note_adds_up_over_the_replicas(tmp_path: Path) -> None:
+    """-j 2 over three replicas: 2 in flight at each, 6 in all (not 'the server has 6 slots')."""
+    suite = _suite(tmp_path / "suite")
+    ok = lambda body, n: Reply.text("ok")  # noqa: E731
+    with LoopbackServer(ok) as one, LoopbackServer(ok) as two, LoopbackServer(ok) as three:
+        result = invoke(
+            "run", "m1", "-e", "none", "--suite", suite, "--profiles", tmp_path / "store.json", "-j", "2",
+            "--base-url", one.base_url, "--base-url", two.base_url, "--base-url", three.base_url,
+        )  # fmt: skip
+    said = result.stdout + result.stderr
+    assert result.exit_code == 0, said
+    assert "3 replica(s), 2 request(s) in flight each (-j 2): 6 in all" in said
+    assert "slot(s)" not in said
+
+
+def test_a_replicas_own_notes_reach_the_run(tmp_path: Path) -> None:
+    """A replica that refuses streaming says so, as a single server does (the note was dropped before)."""
+    suite = _suite(tmp_path / "suite")
+
+    def no_stream(body: dict[str, Any], n: int) -> Reply:
+        return Reply.error(400, "stream is not supported") if body.get("stream") else Reply.text("ok")
+
+    with LoopbackServer(no_stream) as one, LoopbackServer(no_stream) as two:
+        result = invoke(
+            "run", "m1", "-e", "none", "--suite", suite, "--profiles", tmp_path / "store.json", "-j", "2",
+            "--base-url", one.base_url, "--base-url", two.base_url,
+        )  # fmt: skip
+    said = result.stdout + result.stderr
+    assert result.exit_code == 0, said
+    assert "no longer streamed" in said

@@ -8,6 +8,7 @@ The tree::
     ├── BackendError            a backend cannot be used as configured (missing key, bad URL)
     │   └── RequestError        a request failed for good (after retries); ``retryable`` says why
     ├── StoreError              the profile store cannot be read, locked or written
+    │   └── WriteFailedError    a write failed after the work was done; the message names exactly what was kept
     └── UsageError              an argument or option that cannot work
 
 A wrong answer from a model is never an exception: it is a failed check.
@@ -23,6 +24,7 @@ __all__ = [
     "SuiteError",
     "TsukaError",
     "UsageError",
+    "WriteFailedError",
 ]
 
 
@@ -73,6 +75,12 @@ class RequestError(BackendError):
 
 class StoreError(TsukaError):
     """The profile store cannot be read, locked or written; nothing was changed."""
+
+
+class WriteFailedError(StoreError):
+    """A write failed once the work was done (a full disk): the message names what was stored and what was not."""
+
+    exit_code = 1
 
 
 class UsageError(TsukaError):

@@ -266,6 +266,11 @@ def run(
     shard = parse_shard(values["shard"]) if values.get("shard") else None
     if shard is not None and values.get("history") is False:
         raise UsageError("--shard with --no-history would keep nothing: a shard's results live in its history")
+    if shard is not None and values.get("min_tier"):
+        raise UsageError(
+            "--shard with --min-tier would fail every shard: a shard stores no profile and so has no tier; "
+            "give --min-tier to 'tsuka merge', which judges the whole run"
+        )
     options = RunOptions(
         shard=shard,
         models=models,

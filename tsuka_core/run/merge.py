@@ -1,12 +1,17 @@
 """Merging shards: the histories of ``tsuka run --shard I/N`` runs made into one store and one history run.
 
 Each shard's last recorded run is read; together they must be every shard
-``1/N`` to ``N/N`` of one measurement (the same suite, models, efforts and
-settings; the concurrency may differ). Their levels are joined test by test
-and judged again from the recorded answers with the whole suite, exactly as
-``tsuka rescore`` does, so the scores, intervals, tiers and speeds equal those
-of one unsharded run that got the same answers. Anything else is refused in
-one line, before anything is written.
+``1/N`` to ``N/N`` of one measurement (the same suite, models, efforts,
+settings, backend and server; the concurrency may differ), each finished
+(a shard still running, interrupted or abandoned is named and refused), each
+holding only the tests its ``I/N`` owns. Their levels, every shard's, are
+joined test by test whatever the order the shards are given in, and judged
+again from the recorded answers with the whole suite (by default the one the
+shards recorded), exactly as ``tsuka rescore`` does, so the scores, intervals,
+tiers and speeds equal those of one unsharded run that got the same answers.
+Anything else is refused in one line, before anything is written. Shards
+measured against different servers are one run only when the user says they
+are replicas of one server (``replicas``): the provider then lists each.
 """
 
 from __future__ import annotations
@@ -21,12 +26,14 @@ from tsuka_core.run.rescore import RescoreResult, judge_recording, store_rescore
 from tsuka_core.storage.history_query import StoredLevel, StoredRun, load_run
 from tsuka_core.storage.store import ProfileStore
 from tsuka_core.suite.model import Suite
-from tsuka_core.suite.shard import parse_shard
+from tsuka_core.suite.shard import Shard, parse_shard
 
-__all__ = ["MergeResult", "merge_shards", "shard_history"]
+__all__ = ["MergeResult", "merge_shards", "shard_history", "shard_runs"]
 
 _FREE_SETTINGS = ("shard", "concurrency")
 """Settings the shards of one measurement may differ in."""
+_UNFINISHED = ("running", "interrupted", "abandoned")
+"""Run statuses of a shard that did not finish: its levels are partial."""
 
 
 @dataclass(frozen=True)
@@ -49,16 +56,29 @@ def shard_history(source: Path) -> Path:
     return source
 
 
-def merge_shards(sources: Sequence[Path], suite: Suite, store_path: Path, history: Path) -> MergeResult:
-    """Join the last run of each source's history into one, judge it with ``suite``, store and record it.
+def shard_runs(sources: Sequence[Path]) -> list[tuple[str, StoredRun]]:
+    """The last run of each source's history, with where it was read."""
+    return [(str(path), load_run(path, "last")) for path in map(shard_history, sources)]
+
+
+def merge_shards(
+    runs: Sequence[tuple[str, StoredRun]],
+    suite: Suite,
+    store_path: Path,
+    history: Path,
+    *,
+    replicas: bool = False,
+) -> MergeResult:
+    """Join the shards' runs into one, judge it with ``suite``, store and record it.
 
     Nothing is stored when some test of a level has no recorded answer (a
     shard that failed it): ``result.live`` names them, as for a rescore.
+    ``replicas`` lets shards measured against different servers merge (each
+    provider is listed).
     """
     store = ProfileStore(store_path)
     store.read()
-    runs = [(str(path), load_run(path, "last")) for path in map(shard_history, sources)]
-    joined = _joined(runs, suite)
+    joined = _joined(runs, suite, replicas=replicas)
     result = judge_recording(joined, suite)
     if result.ok:
         options = {k: v for k, v in joined.options.items() if k not in _FREE_SETTINGS}
@@ -67,19 +87,22 @@ def merge_shards(sources: Sequence[Path], suite: Suite, store_path: Path, histor
     return MergeResult(result, [f"{where}: run {run.id} (shard {run.options.get('shard')})" for where, run in runs])
 
 
-def _joined(runs: Sequence[tuple[str, StoredRun]], suite: Suite) -> StoredRun:
+def _joined(runs: Sequence[tuple[str, StoredRun]], suite: Suite, *, replicas: bool = False) -> StoredRun:
     """One run holding every shard's tests, level by level; a UsageError for shards that are not one measurement."""
     if not runs:
         raise UsageError("tsuka merge needs the folders or history files of the shards")
-    shards = [(where, run, _shard_of(where, run)) for where, run in runs]
+    unfinished = [f"{where} (run {run.id} is {run.status})" for where, run in runs if run.status in _UNFINISHED]
+    if unfinished:
+        raise UsageError(f"cannot merge shards that did not finish: {'; '.join(unfinished)}; run them again")
+    shards = sorted(((where, run, _shard_of(where, run)) for where, run in runs), key=lambda s: s[2][0])
     count = shards[0][2][1]
-    seen = sorted(index for _, _, (index, _n) in shards)
+    seen = [index for _, _, (index, _n) in shards]
     if any(n != count for _, _, (_i, n) in shards) or seen != list(range(1, count + 1)):
         said = ", ".join(f"{index}/{n}" for _, _, (index, n) in shards)
         raise UsageError(f"cannot merge shards {said}: give each shard 1/N to N/N of one measurement exactly once")
     first_where, first, _ = shards[0]
     for where, run, _ in shards[1:]:
-        difference = _difference(first, run)
+        difference = _difference(first, run, replicas=replicas)
         if difference:
             raise UsageError(f"cannot merge {where} with {first_where}: {difference}")
     if first.suite_hash != suite.hash:
@@ -87,7 +110,25 @@ def _joined(runs: Sequence[tuple[str, StoredRun]], suite: Suite) -> StoredRun:
             f"cannot merge: the shards measured suite {first.suite_hash}, and {suite.path} is {suite.hash}; "
             "give the suite they measured with --suite"
         )
-    return replace(first, levels=tuple(_levels([run for _, run, _ in shards])))
+    for where, run, (index, n) in shards:
+        _check_owned(where, run, Shard(index, n))
+    provider = " + ".join(dict.fromkeys(run.provider for _, run, _ in shards))
+    levels = [replace(level, provider=provider) for level in _levels([run for _, run, _ in shards])]
+    joined = replace(first, levels=tuple(levels), provider=provider)
+    if not joined.levels:
+        raise UsageError(f"cannot merge: no shard recorded any level ({', '.join(w for w, _, _ in shards)})")
+    return joined
+
+
+def _check_owned(where: str, run: StoredRun, shard: Shard) -> None:
+    """UsageError naming a test the shard recorded that its ``I/N`` does not hold (a hand-made or damaged shard)."""
+    for level in run.levels:
+        stray = next((test.name for test in level.tests if not shard.holds(test.name)), None)
+        if stray is not None:
+            raise UsageError(
+                f"cannot merge {where}: shard {shard} recorded test {stray!r} of {level.key}, which shard {shard} "
+                "does not hold; its history is not that of a 'tsuka run --shard'"
+            )
 
 
 def _shard_of(where: str, run: StoredRun) -> tuple[int, int]:
@@ -101,10 +142,17 @@ def _shard_of(where: str, run: StoredRun) -> tuple[int, int]:
     return shard.index, shard.count
 
 
-def _difference(one: StoredRun, other: StoredRun) -> str | None:
+def _difference(one: StoredRun, other: StoredRun, *, replicas: bool = False) -> str | None:
     """What makes two shards' runs parts of different measurements, on one line; None when nothing does."""
     if one.suite_hash != other.suite_hash:
         return f"they measured different suites ({one.suite_hash}, {other.suite_hash})"
+    if one.backend != other.backend:
+        return f"they were measured with different backends ({one.backend}, {other.backend})"
+    if one.provider != other.provider and not replicas:
+        return (
+            f"they were measured against different servers ({one.provider}; {other.provider}); "
+            "when these are replicas of one server, say so with --replicas"
+        )
     if list(one.models) != list(other.models) or list(one.efforts) != list(other.efforts):
         return f"they measured different models or efforts ({_what(one)}; {_what(other)})"
     mine, theirs = _settings(one.options), _settings(other.options)
@@ -121,11 +169,18 @@ def _settings(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _levels(runs: Sequence[StoredRun]) -> list[StoredLevel]:
-    """Each level of the first shard with every shard's recorded tests of the same level joined to it."""
+    """Every level any shard recorded (in the shards' order, then their own), with every shard's tests of it.
+
+    A level only some shards recorded (the others' server refused the model, say) is kept: its missing tests
+    then make the merge store nothing and name them.
+    """
     levels: list[StoredLevel] = []
-    for level in runs[0].levels:
-        tests = [t for run in runs for other in run.levels if _same(other, level) for t in other.tests]
-        levels.append(replace(level, tests=tuple(tests)))
+    for run in runs:
+        for level in run.levels:
+            if any(_same(level, kept) for kept in levels):
+                continue
+            tests = [t for shard in runs for other in shard.levels if _same(other, level) for t in other.tests]
+            levels.append(replace(level, tests=tuple(tests)))
     return levels
 
 

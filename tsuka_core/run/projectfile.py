@@ -118,12 +118,20 @@ def _endpoint_problems(where: _Locator, endpoints: list[Endpoint]) -> list[str]:
         seen.add(endpoint.name)
         if (problem := url_problem(endpoint)) is not None:
             problems.append(f"{where(('endpoints', index, 'base_url'))}endpoint {endpoint.name}: {problem}")
+        for position, url in enumerate(endpoint.base_urls or ()):
+            if (problem := url_problem(endpoint, url, f"base_urls[{position}]")) is not None:
+                problems.append(
+                    f"{where(('endpoints', index, 'base_urls', position))}endpoint {endpoint.name}: {problem}"
+                )
     return problems
 
 
-def url_problem(endpoint: Endpoint) -> str | None:
-    """What makes the endpoint's base URL unusable (no scheme or host, a bad port, spaces), or None."""
-    url = endpoint.base_url
+def url_problem(endpoint: Endpoint, url: str | None = None, field: str = "base_url") -> str | None:
+    """What makes the endpoint's base URL (or one replica's, ``url`` at ``field``) unusable, or None.
+
+    No scheme or host, a bad port, spaces or control characters; a scheme other than http(s) for ``openai``.
+    """
+    url = endpoint.base_url if url is None else url
     if url is None:
         return None
     http = endpoint.backend == "openai"
@@ -132,11 +140,11 @@ def url_problem(endpoint: Endpoint) -> str | None:
         parts = urlsplit(url)
         _port = parts.port  # raises ValueError when out of range or not a number
     except ValueError:
-        return f"base_url is not {wanted} (its host or port cannot be read)"
+        return f"{field} is not {wanted} (its host or port cannot be read)"
     if re.search(r"[\s\x00-\x1f\x7f]", url) or not parts.scheme or not parts.hostname:
-        return f"base_url is not {wanted}: it needs a scheme and a host, and no spaces or control characters"
+        return f"{field} is not {wanted}: it needs a scheme and a host, and no spaces or control characters"
     if http and parts.scheme.lower() not in ("http", "https"):
-        return f"base_url is not {wanted}: its scheme is {parts.scheme[:20]!r}"
+        return f"{field} is not {wanted}: its scheme is {parts.scheme[:20]!r}"
     return None
 
 

@@ -66,6 +66,23 @@ class ReplicaSet(Backend):
         """Requests in flight over every replica still serving."""
         return sum(r.limit or DEFAULT_CONCURRENCY for r in self._alive())
 
+    def places_note(self) -> str:
+        """How many requests go to each replica and in all: ``3 replicas, 2 in flight each (-j 2): 6 in all``."""
+        alive = self._alive()
+        limits = [r.limit or DEFAULT_CONCURRENCY for r in alive]
+        if self._per_replica:
+            each = f"{self._per_replica} request(s) in flight each (-j {self._per_replica})"
+        else:
+            each = f"in flight by their servers' slots ({' + '.join(map(str, limits))}; -j sets one number for each)"
+        return f"{len(alive)} replica(s), {each}: {sum(limits)} in all"
+
+    def take_notes(self) -> list[str]:
+        """Its own notes, then each replica's (a replica that stopped streaming, say), each once."""
+        notes = super().take_notes()
+        for replica in self._replicas:
+            notes += replica.backend.take_notes()  # each names its replica's provider itself
+        return notes
+
     def _alive(self) -> list[_Replica]:
         return [r for r in self._replicas if r.dropped is None]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +27,7 @@ from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.results import LevelResult, TestResult
 from tsuka_core.engine.runner import run_test
 from tsuka_core.engine.sweep import level_result
-from tsuka_core.errors import RequestError
+from tsuka_core.errors import RequestError, StoreError, WriteFailedError
 from tsuka_core.run.profiles import profile_from_level, recommend
 from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredTest, load_run
 from tsuka_core.storage.recorder import RunInfo, RunRecorder
@@ -237,8 +238,22 @@ def store_rescored(
         best = recommend(levels)
         if best:
             result.recommendations[model] = best
-    store.update(result.profiles, result.recommendations, suite_of(next(iter(result.profiles.values()), None)))
-    result.history_run = _record(result, history, by_model, endpoints, kind, options)
+    try:
+        store.update(result.profiles, result.recommendations, suite_of(next(iter(result.profiles.values()), None)))
+    except StoreError as exc:
+        raise WriteFailedError(f"{_said(exc)}; no profile was stored, and the {kind} was not recorded") from exc
+    try:
+        result.history_run = _record(result, history, by_model, endpoints, kind, options)
+    except StoreError as exc:
+        stored = ", ".join(result.profiles)
+        raise WriteFailedError(
+            f"{_said(exc)}; the profiles were stored in {store.path} ({stored}), but the {kind} is not recorded "
+            f"in {history}"
+        ) from exc
+
+
+def _said(exc: StoreError) -> str:
+    return str(exc).removesuffix("; nothing was written").removesuffix("; what was written before is kept")
 
 
 def _record(
@@ -262,10 +277,17 @@ def _record(
         source_run=run.id if options is None else None,
     )
     recorder = RunRecorder(history, info)
-    for model, levels in by_model.items():
-        stored = [level.effort for level in levels]
-        recommended = result.recommendations.get(model)
-        recorder.record_levels(levels, stored=stored, recommended=recommended, name=model, endpoint=endpoints[model])
+    try:
+        for model, levels in by_model.items():
+            stored = [level.effort for level in levels]
+            recommended = result.recommendations.get(model)
+            recorder.record_levels(
+                levels, stored=stored, recommended=recommended, name=model, endpoint=endpoints[model]
+            )
+    except StoreError:
+        with suppress(StoreError):  # a run left half written is marked so, never taken for a whole one
+            recorder.finish("failed")
+        raise
     recorder.finish("ok")
     return recorder.run_id
 

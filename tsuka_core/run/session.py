@@ -192,6 +192,8 @@ async def run_benchmark(
             models, facts = prepared.models, prepared.facts
             # A replica set's slots already count each replica's own concurrency.
             concurrency, said = concurrency_for(None if isinstance(asked, ReplicaSet) else options.concurrency, facts)
+            if isinstance(asked, ReplicaSet):
+                said = asked.places_note()
             if said:
                 observer.note(said)
             options = replace(options, concurrency=concurrency)
