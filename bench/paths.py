@@ -7,10 +7,13 @@ streams) and **streaming** (no ``/props``, as vLLM, hosted APIs, Ollama's
 each, a generated suite of N tests is run
 
 - by ``tsuka run`` (one process, as a user runs it), and
-- by a **bare client**: a Python process with httpx alone, one
-  ``AsyncClient`` with C connections, sending each test's request (the same
-  messages, tools and stream fields as tsuka) and reading its answer (JSON,
-  or every event of the stream to its end) with nothing judged or stored.
+- by a **bare client**: a Python process with httpx alone, sending each
+  test's request (the same messages, tools and stream fields as tsuka) and
+  reading its answer (JSON, or every event of the stream to its end) with
+  nothing judged or stored; ``bare`` is one ``AsyncClient`` of C connections
+  (httpx as most code uses it), ``bare/1`` is C clients of one connection each
+  (how tsuka spreads its requests, ``backends/clientpool.py``): the floor of
+  this transport.
 
 Every row is repeated (``-r``), the kinds and clients interleaved so that a
 change in the machine's load falls on all alike. Per row: the median wall
@@ -53,6 +56,8 @@ KINDS = {"llama.cpp": "", "streaming": "/stream"}
 TARGET = 1.2
 """The most tsuka's streaming path may cost per test, as a multiple of its llama.cpp path."""
 MODEL = "bench-a"
+CLIENTS = ("tsuka", "bare", "bare/1")
+"""tsuka; httpx as one client of C connections; httpx as C clients of one connection (tsuka's way)."""
 
 
 @dataclass
@@ -118,16 +123,18 @@ def request_bodies(suite: Path, stream: bool) -> list[bytes]:
     return bodies
 
 
-async def bare(url: str, bodies: Sequence[bytes], concurrency: int, stream: bool) -> None:
-    """Send every body through one httpx client of ``concurrency`` connections, reading each answer whole."""
+async def bare(url: str, bodies: Sequence[bytes], concurrency: int, stream: bool, per_client: int) -> None:
+    """Send every body through httpx clients of ``per_client`` connections each, reading each answer whole."""
     import httpx
 
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    per_client = min(per_client, concurrency)
+    limits = httpx.Limits(max_connections=per_client, max_keepalive_connections=per_client)
     headers = {"content-type": "application/json"}
     queue = list(reversed(bodies))
-    async with httpx.AsyncClient(limits=limits, timeout=60.0) as client:
+    clients = [httpx.AsyncClient(limits=limits, timeout=60.0) for _ in range(math.ceil(concurrency / per_client))]
+    try:
 
-        async def worker() -> None:
+        async def worker(client: httpx.AsyncClient) -> None:
             while queue:
                 body = queue.pop()
                 async with client.stream("POST", f"{url}/chat/completions", content=body, headers=headers) as answer:
@@ -139,7 +146,10 @@ async def bare(url: str, bodies: Sequence[bytes], concurrency: int, stream: bool
                     else:
                         json.loads(await answer.aread())
 
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        await asyncio.gather(*(worker(clients[i // per_client]) for i in range(concurrency)))
+    finally:
+        for client in clients:
+            await client.aclose()
 
 
 # --- measuring --------------------------------------------------------------------------------------------------------
@@ -178,11 +188,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-r", "--repeats", type=int, default=3, help="runs per row (default 3)")
     parser.add_argument("--tsuka", help="the tsuka command (default: beside this Python, else on PATH)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
-    parser.add_argument("--bare", nargs=4, metavar=("URL", "SUITE", "C", "STREAM"), help=argparse.SUPPRESS)
+    parser.add_argument("--bare", nargs=5, metavar=("URL", "SUITE", "C", "STREAM", "PER"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.bare:
-        url, suite, concurrency, stream = args.bare
-        asyncio.run(bare(url, request_bodies(Path(suite), stream == "1"), int(concurrency), stream == "1"))
+        url, suite, concurrency, stream, per = args.bare
+        bodies = request_bodies(Path(suite), stream == "1")
+        asyncio.run(bare(url, bodies, int(concurrency), stream == "1", int(per)))
         return 0
     tsuka = find_tsuka(args.tsuka)
     with tempfile.TemporaryDirectory(prefix="tsuka-paths-") as name:
@@ -193,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = {
             (kind, client): Row(kind, client, args.n, args.latency, args.concurrency)
             for kind in KINDS
-            for client in ("tsuka", "bare")
+            for client in CLIENTS
         }
         print(f"# paths: N={args.n} L={args.latency} ms C={args.concurrency}, {args.repeats} repeat(s); {tsuka}")
         print(HEAD)
@@ -201,24 +212,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             for repeat in range(args.repeats):
                 for kind, prefix in KINDS.items():
                     url = f"http://127.0.0.1:{server.port}/{args.latency}ms{prefix}/v1"
-                    bare_argv = [sys.executable, __file__, "--bare", url, str(suite), str(args.concurrency)]
-                    bare_argv.append("1" if kind == "streaming" else "0")
-                    measure(
-                        rows[kind, "tsuka"], tsuka_argv(tsuka, url, suite, tmp, args.concurrency), env, tmp, server.port
-                    )
-                    measure(rows[kind, "bare"], bare_argv, env, tmp, server.port)
+                    run = tsuka_argv(tsuka, url, suite, tmp, args.concurrency)
+                    measure(rows[kind, "tsuka"], run, env, tmp, server.port)
+                    for client, per in (("bare", args.concurrency), ("bare/1", 1)):
+                        flag = "1" if kind == "streaming" else "0"
+                        bare_argv = [sys.executable, __file__, "--bare", url, str(suite), str(args.concurrency), flag]
+                        measure(rows[kind, client], [*bare_argv, str(per)], env, tmp, server.port)
                     if repeat == args.repeats - 1:
-                        print(rows[kind, "tsuka"].line())
-                        print(rows[kind, "bare"].line())
+                        for client in CLIENTS:
+                            print(rows[kind, client].line())
         return report(rows, args.json)
 
 
 def report(rows: dict[tuple[str, str], Row], to: Path | None) -> int:
     """The ratios, the target line, and the JSON file when asked; 1 when the target is missed."""
     for kind in KINDS:
-        tsuka, plain = rows[kind, "tsuka"], rows[kind, "bare"]
-        multiple = tsuka.ms_per_test / plain.ms_per_test if plain.ms_per_test > 0 else math.inf
-        print(f"{kind}: tsuka {tsuka.ms_per_test:.3f} ms/test, bare httpx {plain.ms_per_test:.3f}: {multiple:.2f}x")
+        tsuka = rows[kind, "tsuka"]
+        said = [f"{kind}: tsuka {tsuka.ms_per_test:.3f} ms/test"]
+        for client in CLIENTS[1:]:
+            plain = rows[kind, client]
+            multiple = tsuka.ms_per_test / plain.ms_per_test if plain.ms_per_test > 0 else math.inf
+            said.append(f"{client} {plain.ms_per_test:.3f} ({multiple:.2f}x)")
+        print(", ".join(said))
     streamed, timed = rows["streaming", "tsuka"], rows["llama.cpp", "tsuka"]
     ratio = streamed.ms_per_test / timed.ms_per_test if timed.ms_per_test > 0 else math.inf
     met = ratio <= TARGET

@@ -166,3 +166,18 @@ def test_a_full_disk_says_exactly_what_the_merge_stored(tmp_path: Path) -> None:
     assert "nothing was written" not in line
     assert f"the profiles were stored in {store} (m1@none), but the merge is not recorded" in line
     assert "m1@none" in json.loads(store.read_text(encoding="utf-8"))["suiteProfiles"][str(suite.resolve())]
+
+
+def test_a_hand_made_shard_with_a_huge_answer_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """The answer is measured from SQLite's record header: refused as damage, never loaded into memory."""
+    suite = _suite(tmp_path / "suite")
+    with LoopbackServer(_answer, max_requests=2000) as server:
+        one, two = _shards(server, suite, tmp_path)
+    history = two / ".tsuka" / "history.sqlite"
+    with closing(sqlite3.connect(history)) as db:
+        db.execute("UPDATE steps SET response = ? WHERE id = (SELECT min(id) FROM steps)", ("x" * 40_000_000,))
+        db.commit()
+    refused = _merge(one, two, "--profiles", tmp_path / "m.json")
+    assert refused.exit_code == 2, refused.output
+    assert "is damaged" in _error(refused)
+    assert "a step's response holds 40,000,000 bytes" in _error(refused)

@@ -16,6 +16,7 @@ from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.storage.history import connect, response_from_json
 from tsuka_core.storage.history_values import MAX_REPEATS, count, rate, share, shares, weight
 from tsuka_core.storage.owner import ABANDONED, gone
+from tsuka_core.storage.stored_size import within_bounds
 from tsuka_core.terms import EFFORTS
 from tsuka_core.textsafe import loads as safe_loads
 
@@ -341,6 +342,7 @@ def _level(db: sqlite3.Connection, row: sqlite3.Row, run: sqlite3.Row, *, deep: 
 
 
 def _test(db: sqlite3.Connection, row: sqlite3.Row) -> StoredTest:
+    within_bounds(db, row["id"])
     steps = db.execute("SELECT * FROM steps WHERE test_id = ? ORDER BY id", (row["id"],)).fetchall()
     return StoredTest(
         name=row["name"],
