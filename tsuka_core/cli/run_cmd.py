@@ -112,6 +112,12 @@ def ci_options(func: Any) -> Any:
             help="Answer requests seen before from the response cache in the history file.",
         ),
         click.option(
+            "--resume/--no-resume",
+            default=None,
+            help="Reuse the answers a run cut short kept (default: when the history's newest run is this same "
+            "measurement and did not finish); --no-resume asks every request again.",
+        ),
+        click.option(
             "--junit",
             type=click.Path(path_type=Path, dir_okay=False),
             help="Write a JUnit XML file: a test case per MODEL@EFFORT and test.",
@@ -139,6 +145,7 @@ def history_options(values: dict[str, Any], profiles: Path) -> dict[str, Any]:
     return {
         "history_path": path if values.get("history", True) else None,
         "cache_path": path if values.get("cache") else None,
+        "resume": values.get("resume"),
     }
 
 
@@ -168,7 +175,10 @@ def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int
     kept = ", ".join(report.profiles)
     said = f"kept {len(report.profiles)} complete level(s) in {profiles}: {kept}" if kept else "nothing was stored"
     by = f" by {signal_name(signum)}" if signum is not None else ""
-    line = f"interrupted{by}; {said}; levels still running were not stored"
+    kept_answers = (
+        "; the answers they got are kept: run the same command again to resume" if values.get("history", True) else ""
+    )
+    line = f"interrupted{by}; {said}; levels still running were not stored{kept_answers}"
     click.echo(f"tsuka: {line}", err=True)
     if values.get("junit") or values.get("json_file"):
         levels = [level for swept in report.sweeps for level in swept.levels]
@@ -266,6 +276,8 @@ def run(
     shard = parse_shard(values["shard"]) if values.get("shard") else None
     if shard is not None and values.get("history") is False:
         raise UsageError("--shard with --no-history would keep nothing: a shard's results live in its history")
+    if values.get("resume") and values.get("history") is False:
+        raise UsageError("--resume with --no-history has nothing to resume from: kept answers live in the history")
     if shard is not None and values.get("min_tier"):
         raise UsageError(
             "--shard with --min-tier would fail every shard: a shard stores no profile and so has no tier; "

@@ -21,7 +21,8 @@ from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.plugins.registry import Registry
 from tsuka_core.run.profiles import profile_from_level, recommend
 from tsuka_core.run.replicas import ReplicaSet, replica_set
-from tsuka_core.storage.cache import cache_stats, served_from_cache, with_cache
+from tsuka_core.run.resume import resumable_run
+from tsuka_core.storage.cache import CachingBackend, cache_stats, served_from_cache, with_cache
 from tsuka_core.storage.recorder import RunInfo, RunRecorder, safe_options
 from tsuka_core.storage.store import ProfileStore, profile_key
 from tsuka_core.storage.suite_sections import suite_of
@@ -63,6 +64,9 @@ class RunOptions:
     ``concurrency`` being each replica's."""
     shard: Shard | None = None
     """Measure only this shard's tests and store no profile: the history keeps them for ``tsuka merge``."""
+    resume: bool | None = None
+    """Replay the answers a run cut short kept (``run.resume``): None when the newest run of the history is the
+    same measurement and did not finish; True whatever ran last; False never."""
 
 
 @dataclass
@@ -197,11 +201,7 @@ async def run_benchmark(
             if said:
                 observer.note(said)
             options = replace(options, concurrency=concurrency)
-            history = recorder
-            if history is None and options.history_path is not None:
-                history = await asyncio.to_thread(
-                    RunRecorder, options.history_path, run_info(options, suite, backend, models)
-                )
+            history = recorder or await _new_history(options, suite, backend, models, observer)
             report.history_run = history.run_id if history is not None else None
 
             async def keep(swept: ModelSweep) -> None:
@@ -252,7 +252,10 @@ async def run_benchmark(
 
 
 def _cached(backend: Backend, options: RunOptions, observer: SweepObserver) -> Backend:
-    """``backend`` answering from the response cache when asked, unless repeats need fresh answers (said)."""
+    """``backend`` keeping each answer as it comes (so a run cut short can resume), replaying kept ones when asked.
+
+    Repeats need fresh answers: they bypass the cache (said).
+    """
     same = backend.repeats_note() if options.repeats > 1 else None
     if same:
         observer.note(f"--repeats {options.repeats}: {same}")
@@ -260,9 +263,36 @@ def _cached(backend: Backend, options: RunOptions, observer: SweepObserver) -> B
         observer.note(
             f"--repeats {options.repeats} bypasses the response cache: every run asks the model for a fresh answer"
         )
-    elif options.cache_path is not None:
-        return with_cache(backend, options.cache_path)
+    elif options.cache_path is not None or (options.resume and options.history_path is not None):
+        return with_cache(backend, options.cache_path or options.history_path or Path())
+    elif options.history_path is not None and options.repeats == 1 and options.resume is not False:
+        return with_cache(backend, options.history_path, read=False)
     return backend
+
+
+async def _new_history(
+    options: RunOptions, suite: Suite, backend: Backend, models: Sequence[str], observer: SweepObserver
+) -> RunRecorder | None:
+    """The run's own history run (none without a history), after taking up a run of it cut short."""
+    if options.history_path is None:
+        return None
+    info = run_info(options, suite, backend, models)
+    await asyncio.to_thread(_resume, backend, options, info, observer)
+    return await asyncio.to_thread(RunRecorder, options.history_path, info)
+
+
+def _resume(backend: Backend, options: RunOptions, info: RunInfo, observer: SweepObserver) -> None:
+    """Replay the answers of the history's newest run when it was this measurement and did not finish (said)."""
+    if not isinstance(backend, CachingBackend) or backend.read or options.history_path is None:
+        return
+    found = resumable_run(options.history_path, info)
+    if found is None:
+        return
+    backend.read, backend.since = True, found.started_at
+    observer.note(
+        f"resuming run {found.id} ({found.status}): the answers it got are reused and only the rest is asked "
+        "(--no-resume asks every request again)"
+    )
 
 
 def _backend(

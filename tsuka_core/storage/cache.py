@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import queue
 import sqlite3
+import threading
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, masked_response
+from tsuka_core.errors import StoreError
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import connect, response_from_json
 from tsuka_core.terms import Effort
@@ -37,6 +40,7 @@ __all__ = [
 
 CACHE_FORMAT = 1
 """Part of every key: a change of what is cached, or how, retires every earlier entry."""
+_INSERT = "INSERT OR REPLACE INTO responses (key, model, response, created_at) VALUES (?, ?, ?, ?)"
 
 
 def request_key(backend: Backend, request: ChatRequest) -> str:
@@ -65,15 +69,25 @@ def request_key(backend: Backend, request: ChatRequest) -> str:
 
 
 class ResponseCache:
-    """Answers by key, in the ``responses`` table of a history file; opened once, used from the event loop."""
+    """Answers by key, in the ``responses`` table of a history file; read from the event loop.
+
+    Answers are written by a thread of their own, in batches (one transaction each), so keeping every
+    answer costs the event loop nothing; :meth:`close` writes what is still waiting before it returns.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._db: sqlite3.Connection | None = connect(self.path)
+        self._pending: queue.SimpleQueue[tuple[str, str, str, str] | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._failed: BaseException | None = None
 
-    def get(self, key: str) -> ChatResponse | None:
-        """The answer stored under ``key``, or None."""
-        row = self._conn().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+    def get(self, key: str, since: str | None = None) -> ChatResponse | None:
+        """The answer stored under ``key`` (kept at ``since`` or later, a stored time, when given), or None."""
+        query, args = "SELECT response FROM responses WHERE key = ?", [key]
+        if since is not None:
+            query, args = query + " AND created_at >= ?", [key, since]
+        row = self._conn().execute(query, args).fetchone()
         if row is None:
             return None
         try:
@@ -82,25 +96,54 @@ class ResponseCache:
             return None
 
     def put(self, key: str, model: str, response: ChatResponse) -> None:
-        """Store ``response`` under ``key`` (the last answer for a key wins)."""
+        """Keep ``response`` under ``key`` (the last answer for a key wins), written by the writer thread."""
         moment = format_tested_at(datetime.now(UTC))
         text, cut = bounded_response_json(response)
         if cut:  # an answer too large to keep whole is asked again, never replayed cut
             return
-        self._conn().execute(
-            "INSERT OR REPLACE INTO responses (key, model, response, created_at) VALUES (?, ?, ?, ?)",
-            (key, model, text, moment),
-        )
+        self._conn()
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._write, name="tsuka-answers", daemon=True)
+            self._writer.start()
+        self._pending.put((key, model, text, moment))
+
+    def _write(self) -> None:
+        """Write what is waiting, a transaction per batch, until :meth:`close` says stop."""
+        db = connect(self.path)
+        try:
+            done = False
+            while not done:
+                batch = [self._pending.get()]
+                while not self._pending.empty():
+                    batch.append(self._pending.get())
+                done = batch[-1] is None
+                rows = [row for row in batch if row is not None]
+                if rows and self._failed is None:
+                    try:
+                        with db:
+                            db.execute("BEGIN")
+                            db.executemany(_INSERT, rows)
+                    except (sqlite3.Error, OSError) as exc:  # a full disk: said at close, never raised here
+                        self._failed = exc
+        finally:
+            db.close()
 
     def count(self) -> int:
         """How many answers are stored."""
         return int(self._conn().execute("SELECT count(*) FROM responses").fetchone()[0])
 
     def close(self) -> None:
-        """Close the file."""
+        """Write every answer still waiting, then close the file; StoreError when they could not be written."""
+        if self._writer is not None:
+            self._pending.put(None)
+            self._writer.join()
+            self._writer = None
         if self._db is not None:
             self._db.close()
             self._db = None
+        if self._failed is not None:
+            failed, self._failed = self._failed, None
+            raise StoreError(f"cannot keep answers in {self.path}: {failed}; the answers of this run are not kept")
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
@@ -119,10 +162,14 @@ class CachingBackend(Backend):
 
     name: ClassVar[str] = "cache"
 
-    def __init__(self, inner: Backend, store: ResponseCache) -> None:
+    def __init__(self, inner: Backend, store: ResponseCache, *, read: bool = True) -> None:
         super().__init__(inner.config, inner.client)
         self.inner = inner
         self.store = store
+        self.read = read
+        """False: every request is asked and its answer kept (a run that may be resumed), none is replayed."""
+        self.since: str | None = None
+        """Replay only answers kept at this stored time or later (those of the run being resumed)."""
         self.hits = 0
         self.misses = 0
         self._served: dict[int, ChatResponse] = {}
@@ -168,7 +215,7 @@ class CachingBackend(Backend):
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """The stored answer for this request, or the wrapped backend's (stored when it succeeds)."""
         key = request_key(self.inner, request)
-        found = self.store.get(key)
+        found = self.store.get(key, self.since) if self.read else None
         if found is not None:
             self.hits += 1
             self._served[id(found)] = found
@@ -193,10 +240,13 @@ def _wrapper_class(name: str, applies_effort: bool, env_vars: tuple[str, ...]) -
     return cast("type[CachingBackend]", type("CachingBackend", (CachingBackend,), attributes))
 
 
-def with_cache(inner: Backend, path: Path) -> CachingBackend:
-    """``inner`` wrapped in a cache stored in the history file ``path``, under ``inner``'s own name."""
+def with_cache(inner: Backend, path: Path, *, read: bool = True) -> CachingBackend:
+    """``inner`` wrapped in a cache stored in the history file ``path``, under ``inner``'s own name.
+
+    ``read`` False only keeps each answer (so that a run cut short can be resumed), replaying none.
+    """
     cls = _wrapper_class(inner.name, inner.applies_effort, tuple(inner.env_vars))
-    return cls(inner, ResponseCache(path))
+    return cls(inner, ResponseCache(path), read=read)
 
 
 def served_from_cache(backend: Backend) -> frozenset[int]:
@@ -205,7 +255,7 @@ def served_from_cache(backend: Backend) -> frozenset[int]:
 
 
 def cache_stats(backend: Backend) -> dict[str, int] | None:
-    """``{"hits": n, "misses": n}`` for a caching backend, None for any other."""
-    if isinstance(backend, CachingBackend):
+    """``{"hits": n, "misses": n}`` for a caching backend that replays answers, None for any other."""
+    if isinstance(backend, CachingBackend) and backend.read:
         return {"hits": backend.hits, "misses": backend.misses}
     return None
