@@ -131,7 +131,7 @@ def test_without_xllamacpp_the_error_says_what_to_install(fake_models: Path, mon
 
 def test_sampling_is_pinned_recorded_and_overridable() -> None:
     assert backend().profile_extra("m", None) == {
-        "sampling": {"temperature": 0.0, "seed": 42, "repeatPenalty": 1.0, "topK": 1}
+        "sampling": {"temperature": 0.0, "seed": 42, "repeatPenalty": 1.0, "topK": 1, "maxTokens": 512}
     }
     tuned = backend(
         temperature=0.7,
@@ -139,7 +139,7 @@ def test_sampling_is_pinned_recorded_and_overridable() -> None:
         options={"repeat_penalty": "1.1", "n_ctx": "2048", "threads": "2", "parallel": "3"},
     )
     assert tuned.profile_extra("m", "low") == {
-        "sampling": {"temperature": 0.7, "seed": 7, "repeatPenalty": 1.1, "topK": 40}
+        "sampling": {"temperature": 0.7, "seed": 7, "repeatPenalty": 1.1, "topK": 40, "maxTokens": 512}
     }
     assert (tuned.n_ctx, tuned.threads, tuned.parallel) == (2048, 2, 3)
     cores = len(os.sched_getaffinity(0))

@@ -168,9 +168,9 @@ class EmbeddedBackend(Backend):
         """llama.cpp's own prompt and generation timings, summed over every answer."""
 
     def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
-        """What profiles store beside the scores: the sampling every request used."""
+        """What profiles store beside the scores: the sampling and the token limit every request used."""
         del model, effort
-        return {"sampling": self.sampling.record()}
+        return {"sampling": {**self.sampling.record(), "maxTokens": self.config.max_tokens or DEFAULT_MAX_TOKENS}}
 
     def models(self) -> dict[str, Path]:
         """Every model found, by name; raises :class:`~tsuka_core.BackendError` when there is none."""

@@ -48,8 +48,9 @@ _REASONING_REFUSAL = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _NOT_SENT_BACK = ("reasoning_content", "reasoning")
-DEFAULT_MAX_TOKENS = 8192
-"""Completion token limit per request unless the user sets one (reasoning models need room)."""
+DEFAULT_MAX_TOKENS = 2048
+"""Completion token limit per request unless the user sets one: room for a reasoning model's thinking, and a
+bound on a small model that rambles (2,048 tokens at 20 tokens/s is under two minutes an answer)."""
 INLINE_PARSE_BYTES = 64 * 1024
 """Answers up to this size are normalised on the event loop; larger ones in a worker thread."""
 
@@ -105,6 +106,13 @@ class OpenAIBackend(Backend):
         self._props: Mapping[str, Any] | None = None
         self._props_lock: asyncio.Lock | None = None
         self._stream = stream_option(config.options)
+
+    def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
+        """The limits and sampling every request sent (``sampling``), as the profile records them."""
+        del model, effort
+        config = self.config
+        sent = {"maxTokens": config.max_tokens or DEFAULT_MAX_TOKENS, "temperature": config.temperature}
+        return {"sampling": {**sent, "seed": config.seed}}
 
     def secrets(self) -> tuple[str, ...]:
         """The key it sends (from whichever source), the base URL's credentials (``OPENAI_BASE_URL``'s too)."""

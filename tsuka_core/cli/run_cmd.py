@@ -227,7 +227,8 @@ def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int
 @click.option(
     "--max-tokens",
     type=click.IntRange(min=1),
-    help="Completion token limit per request (default: the backend's; 8192 for openai, 512 for embedded).",
+    help="Completion token limit per request (default: the backend's; 2048 for openai, 512 for embedded), "
+    "recorded in each profile's sampling.",
 )
 @click.option(
     "--shard",

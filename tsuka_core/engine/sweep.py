@@ -115,7 +115,8 @@ def tool_support_note(model: str, facts: ServerFacts | None) -> str | None:
         return None
     return (
         f"{model}: the server says its chat template does not support tools (chat_template_caps.supports_tools "
-        "is false): tool calling is measured without server tool support"
+        "is false): tool calling is measured without server tool support; to give it tools, start llama-server "
+        "with --jinja and a template that renders them (--chat-template-file FILE, or --chat-template chatml)"
     )
 
 

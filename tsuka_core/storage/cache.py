@@ -15,12 +15,12 @@ import json
 import queue
 import sqlite3
 import threading
+import time
 from datetime import UTC, datetime
-from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
-from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, masked_response
+from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, ServerFacts, masked_response
 from tsuka_core.errors import StoreError
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import connect, response_from_json
@@ -40,6 +40,8 @@ __all__ = [
 
 CACHE_FORMAT = 1
 """Part of every key: a change of what is cached, or how, retires every earlier entry."""
+_GATHER_SECONDS = 0.05
+"""How long the writer waits after an answer for more, so that answers are written many to a transaction."""
 _INSERT = "INSERT OR REPLACE INTO responses (key, model, response, created_at) VALUES (?, ?, ?, ?)"
 
 
@@ -77,7 +79,9 @@ class ResponseCache:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._db: sqlite3.Connection | None = connect(self.path)
+        self._db: sqlite3.Connection | None = None
+        """Opened on first use: a run refused before its first request creates no history file."""
+        self._closed = False
         self._pending: queue.SimpleQueue[tuple[str, str, str, str] | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._failed: BaseException | None = None
@@ -114,6 +118,8 @@ class ResponseCache:
             done = False
             while not done:
                 batch = [self._pending.get()]
+                if batch[0] is not None:
+                    time.sleep(_GATHER_SECONDS)  # gather what arrives meanwhile: one transaction for many answers
                 while not self._pending.empty():
                     batch.append(self._pending.get())
                 done = batch[-1] is None
@@ -138,6 +144,7 @@ class ResponseCache:
             self._pending.put(None)
             self._writer.join()
             self._writer = None
+        self._closed = True
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -146,8 +153,10 @@ class ResponseCache:
             raise StoreError(f"cannot keep answers in {self.path}: {failed}; the answers of this run are not kept")
 
     def _conn(self) -> sqlite3.Connection:
-        if self._db is None:
+        if self._closed:
             raise RuntimeError(f"the response cache {self.path} is closed")
+        if self._db is None:
+            self._db = connect(self.path)
         return self._db
 
 
@@ -212,6 +221,14 @@ class CachingBackend(Backend):
         """The wrapped backend's models (never cached)."""
         return await self.inner.list_models()
 
+    def takes_unlisted(self, model: str) -> bool:
+        """The wrapped backend's answer."""
+        return self.inner.takes_unlisted(model)
+
+    async def server_facts(self, model: str) -> ServerFacts:
+        """The wrapped backend's facts (never cached)."""
+        return await self.inner.server_facts(model)
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """The stored answer for this request, or the wrapped backend's (stored when it succeeds)."""
         key = request_key(self.inner, request)
@@ -234,10 +251,20 @@ class CachingBackend(Backend):
             self.store.close()
 
 
-@cache
-def _wrapper_class(name: str, applies_effort: bool, env_vars: tuple[str, ...]) -> type[CachingBackend]:
-    attributes: dict[str, Any] = {"name": name, "applies_effort": applies_effort, "env_vars": env_vars}
-    return cast("type[CachingBackend]", type("CachingBackend", (CachingBackend,), attributes))
+_CLASS_FACTS = ("name", "applies_effort", "env_vars", "api_key_env", "lists_every_model", "streams", "option_help")
+"""What the engine reads from a backend's class: the wrapper answers them as the wrapped backend's class does."""
+
+
+_WRAPPERS: dict[str, type[CachingBackend]] = {}
+
+
+def _wrapper_class(inner: type[Backend]) -> type[CachingBackend]:
+    """A CachingBackend subclass answering ``inner``'s class facts, made once per backend class."""
+    key = f"{inner.__module__}.{inner.__qualname__}"
+    if key not in _WRAPPERS:
+        attributes: dict[str, Any] = {fact: getattr(inner, fact) for fact in _CLASS_FACTS}
+        _WRAPPERS[key] = cast("type[CachingBackend]", type("CachingBackend", (CachingBackend,), attributes))
+    return _WRAPPERS[key]
 
 
 def with_cache(inner: Backend, path: Path, *, read: bool = True) -> CachingBackend:
@@ -245,8 +272,7 @@ def with_cache(inner: Backend, path: Path, *, read: bool = True) -> CachingBacke
 
     ``read`` False only keeps each answer (so that a run cut short can be resumed), replaying none.
     """
-    cls = _wrapper_class(inner.name, inner.applies_effort, tuple(inner.env_vars))
-    return cls(inner, ResponseCache(path), read=read)
+    return _wrapper_class(type(inner))(inner, ResponseCache(path), read=read)
 
 
 def served_from_cache(backend: Backend) -> frozenset[int]:
