@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 from gate_helpers import profile
 
+from tsuka_core import TsukaError
 from tsuka_core.cli.main import cli
 from tsuka_core.gating.allowlist import allowed_tools
 from tsuka_core.gating.toolcap import SAFE_TOOL_COUNT, tolerance_value
@@ -188,3 +189,27 @@ def test_allowed_tools_resolves_the_store_as_the_commands_do(
     runner = CliRunner(env={"TSUKA_PROFILES": ""})
     assert len(kept(runner.invoke(cli, ["gate", "m", "--tools", str(tools), "--json"]))) == 3
     assert os.environ["TSUKA_PROFILES"] == ""
+
+
+def test_an_opt_in_floor_offers_a_model_below_it_no_tool_at_all(tmp_path: Path, tools: Path) -> None:
+    store = write(tmp_path / "p.json", {"m@none": profile("m", "none", "small")}, None)
+    assert len(kept(gate(store, tools=tools))) == 10  # the contract's default: small tools for a small model
+    shown = gate(store, "--floor", "medium", "--explain", tools=tools)
+    assert kept(shown) == []
+    assert "m@none is small, below the floor medium: it is offered no tool at all" in shown.stderr
+    assert "drop tool_0: needs medium (the floor medium)" in shown.stderr
+    assert allowed_tools("m", TEN, profiles=store, floor="medium") == []
+    assert allowed_tools("m", TEN, profiles=store, floor="small") == TEN
+    assert allowed_tools("nobody", TEN, profiles=store, floor="medium") == []  # unprofiled counts as small
+    with pytest.raises(TsukaError, match="unknown floor 'huge'"):
+        allowed_tools("m", TEN, profiles=store, floor="huge")
+
+
+def test_a_misspelt_model_gets_a_did_you_mean_in_tier_and_gate(tmp_path: Path, tools: Path) -> None:
+    name = "SmolLM2-135M-Instruct.Q4_1"
+    store = write(tmp_path / "p.json", {f"{name}@none": profile(name, "none", "small")}, None)
+    runner = CliRunner(env={"TSUKA_PROFILES": None})
+    for args in (["tier", "smollm2"], ["gate", "smollm2", "--tools", str(tools)]):
+        said = runner.invoke(cli, [*args, "--profiles", str(store)], prog_name="tsuka")
+        assert said.exit_code == 0
+        assert f"did you mean '{name}'?" in said.stderr

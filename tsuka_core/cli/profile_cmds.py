@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from tsuka_core.cli.display import console
-from tsuka_core.cli.options import effort_choice, profiles_option
+from tsuka_core.cli.options import effort_choice, profiles_option, tier_choice
 from tsuka_core.cli.profile_table import ProfileTable
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.errors import UsageError
@@ -135,6 +135,11 @@ def tier(model: str, effort: str | None, profiles: Path, suite: Path | None) -> 
     type=click.Choice(["openai", "names", "mcp"]),
     help="Write the allowed tools in the tools file's format (openai or mcp), or their names one per line.",
 )
+@click.option(
+    "--floor",
+    type=tier_choice,
+    help="Offer no tool at all to a model below this tier (opt-in; without it a small model may see small tools).",
+)
 @click.option("--explain", is_flag=True, help="Say on stderr why each tool was kept or dropped.")
 @click.option("--json", "as_json", is_flag=True, help="Print the visible tools as JSON.")
 def gate(
@@ -145,6 +150,7 @@ def gate(
     suite: Path | None,
     tiers_file: Path | None,
     fmt: str | None,
+    floor: str | None,
     explain: bool,
     as_json: bool,
 ) -> None:
@@ -157,6 +163,8 @@ def gate(
     name the store does not hold gets a did-you-mean on stderr (exit status 0).
     A model whose toolcount-suite profile records toolCountTolerance N is offered
     at most N tools: those needing the lowest tier first, then in file order.
+    --floor TIER offers a model below TIER no tool at all (by default a small
+    or unprofiled model still sees every tool that needs only small).
     """
 
     if fmt is not None and as_json:
@@ -165,7 +173,8 @@ def gate(
     tiers = None if tiers_file is None else load_tier_map(tiers_file)
     hashes = _suite_hashes(suite)
     data, label = _suite_view(profiles, suite)
-    result = gating.gate_tools(document.tools, model, data.for_suite(label), hashes, effort, tiers)  # type: ignore[arg-type]
+    view = data.for_suite(label)
+    result = gating.gate_tools(document.tools, model, view, hashes, effort, tiers, floor)  # type: ignore[arg-type]
     for line in unknown_model_lines(data, model, label):
         click.echo(f"note: {line}", err=True)
     for note in result.notes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from tsuka_core.errors import UsageError
 from tsuka_core.gating.tiermap import TierMap
@@ -131,8 +131,12 @@ def gate_tools(
     suite_hash: str | Callable[[str | None], str],
     effort: Effort | None = None,
     tiers: TierMap | None = None,
+    floor: Tier | None = None,
 ) -> GateResult:
     """Split ``tools`` into those ``model`` may see and those hidden, by its valid profile at the effort.
+
+    ``floor`` (opt-in) is the lowest tier offered any tool at all: a model below it (an unprofiled one counts
+    as small) sees none, whatever each tool needs.
 
     A profile with ``toolCountTolerance`` N lets the model see at most N tools: of those its tier allows, the
     ones needing the lowest tier first, then in the given order.
@@ -153,14 +157,21 @@ def gate_tools(
     visible: list[Any] = []
     hidden: list[HiddenTool] = []
     decisions: list[Decision] = []
+    below_floor = floor is not None and tier_rank(tier) < tier_rank(floor)
+    if below_floor:
+        notes.append(f"{subject} is {standing}, below the floor {floor}: it is offered no tool at all")
     for name, tool in zip(names, tools, strict=True):
         needed, said_by, note = requirement(tool, tiers)
         if note:
             notes.append(f"{name}: {note}")
+        if below_floor:
+            needed, said_by = max((needed, cast("Tier", floor)), key=tier_rank), f"the floor {floor}"
         shown = tier_rank(tier) >= tier_rank(needed)
         decisions.append(Decision(name, needed, said_by, shown))
         if shown:
             visible.append(tool)
+        elif below_floor:
+            hidden.append(HiddenTool(name, needed, f"{name}: {subject} is below the floor {floor} ({standing})"))
         else:
             hidden.append(HiddenTool(name, needed, f"{name} needs tier {needed}; {subject} is {standing}"))
     cap = tool_cap(data, model, used, suite_hash)
@@ -209,6 +220,7 @@ def allowed_tools(
     profiles: str | Path | None = None,
     tiers: Mapping[str, str] | str | Path | None = None,
     suite: str | Path | None = None,
+    floor: str | None = None,
 ) -> list[Any]:
     """The tools ``model`` may see at ``effort`` (default: its recommended effort), in the given order.
 
@@ -219,6 +231,7 @@ def allowed_tools(
     profile at that effort the model counts as ``small``. The store is
     ``profiles``, else the one ``TSUKA_PROFILES`` names, else ``models_profile.json`` here, as for the commands.
     A tool whose name no tool API accepts (``storage.toolnames``) is a UsageError, never passed through.
+    ``floor`` (opt-in: ``small``, ``medium`` or ``large``) offers a model below that tier no tool at all.
     """
     from pathlib import Path
 
@@ -232,8 +245,18 @@ def allowed_tools(
     hashes = SuiteHashes(None if suite is None else Path(suite))
     path = store_path(profiles)
     label = DEFAULT_SUITE if suite is None else suite_label(Path(suite))
-    result = gate_tools(tools, model, ProfileStore(path).read().for_suite(label), hashes, effort, tier_map)
+    data = ProfileStore(path).read().for_suite(label)
+    result = gate_tools(tools, model, data, hashes, effort, tier_map, _floor(floor))
     return list(result.visible)
+
+
+def _floor(value: str | None) -> Tier | None:
+    if value is None:
+        return None
+    known = next((t for t in TIERS if t == value), None)
+    if known is None:
+        raise UsageError(f"unknown floor {value!r}; use one of {', '.join(TIERS)}")
+    return known
 
 
 def _resolve_effort(data: StoreData, model: str, effort: str | None) -> tuple[Effort | None, EffortSource]:

@@ -6,12 +6,21 @@ import difflib
 
 from tsuka_core.storage.store import StoreData
 
-__all__ = ["unknown_model_lines"]
+__all__ = ["close_names", "unknown_model_lines"]
 
 
 def _models(view: StoreData) -> set[str]:
     """The models with an entry in ``view``: each profile's ``model``, else the key's part before ``@``."""
     return {p.model if p.model is not None else key.rpartition("@")[0] for key, p in view.profiles.items()}
+
+
+def close_names(name: str, known: set[str], n: int = 3) -> list[str]:
+    """The stored names ``name`` may have meant: close spellings (case aside), then names holding it or held in it."""
+    by_folded = {k.casefold(): k for k in sorted(known)}
+    folded = name.casefold()
+    close = [by_folded[k] for k in difflib.get_close_matches(folded, list(by_folded), n=n, cutoff=0.6)]
+    close += [k for f, k in by_folded.items() if len(folded) >= 3 and (folded in f or f in folded) and k not in close]
+    return close[:n]
 
 
 def unknown_model_lines(data: StoreData, model: str, suite: str) -> list[str]:
@@ -25,7 +34,7 @@ def unknown_model_lines(data: StoreData, model: str, suite: str) -> list[str]:
     if model in known:
         return []
     lines: list[str] = []
-    close = difflib.get_close_matches(model, sorted(known), n=3, cutoff=0.6)
+    close = close_names(model, known)
     if close:
         lines.append(f"no profile of {model!r} for suite {suite}; did you mean {', '.join(map(repr, close))}?")
     elsewhere = [other.suite for other in data.by_suite() if other.suite != suite and model in _models(other)]
