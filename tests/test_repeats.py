@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from collections import Counter
@@ -250,6 +251,22 @@ def test_each_run_is_sent_its_own_seed_so_runs_can_differ(suite: Suite, registry
 
     assert report.ok
     assert Counter(body["seed"] for body in server.bodies) == {7: 9, 8: 9, 9: 9}
+    # This server answers the same whatever the seed: said, since pass^k then measures nothing.
+    assert observer.notes == [
+        "m1: --repeats 3 at --temperature 0.7 gave identical answers run after run at none: the server does not "
+        "sample (llama-server started with --top-k 1 or --temp 0, or a seed it reuses); pass^k and the spread "
+        "measure nothing until it does"
+    ]
+
+
+def test_repeats_that_differ_say_nothing_of_sampling(suite: Suite, registry: Registry, tmp_path: Path) -> None:
+    def sampling(body: dict[str, Any], n: int) -> Reply:
+        reply = perfect(body, n)
+        if reply.content is not None and not reply.tool_calls:
+            return dataclasses.replace(reply, content=f"{reply.content} ({body['seed']})")
+        return reply
+
+    _, _, observer = measure(suite, registry, tmp_path / "p.json", sampling, repeats=2, config={"temperature": 0.7})
     assert observer.notes == []
 
 

@@ -13,7 +13,7 @@ from tsuka_core.engine.metrics import avg_reasoning_tokens, level_speed
 from tsuka_core.engine.results import LevelResult, TestResult
 from tsuka_core.engine.speed_figures import speed_figures
 
-__all__ = ["effort_effective", "measured_fields"]
+__all__ = ["effort_effective", "measured_fields", "repeats_identical"]
 
 
 def measured_fields(tests: Sequence[TestResult], facts: ServerFacts | None) -> dict[str, Any]:
@@ -52,6 +52,17 @@ def effort_effective(levels: Sequence[LevelResult]) -> bool | None:
         return None
     first = _answers(compared[0])
     return any(_answers(level) != first for level in compared[1:])
+
+
+def repeats_identical(level: LevelResult) -> bool:
+    """True when a level ran each test more than once and every run of every test gave the very same answers."""
+    if level.repeats < 2:
+        return False
+    by_step: dict[tuple[Any, Any], set[tuple[Any, ...]]] = {}
+    for answer in _answers(level):
+        name, _repeat, step, *rest = answer
+        by_step.setdefault((name, step), set()).add(tuple(rest))
+    return bool(by_step) and all(len(answers) == 1 for answers in by_step.values())
 
 
 def _answers(level: LevelResult) -> list[tuple[Any, ...]]:

@@ -12,7 +12,7 @@ from tsuka_core.backends.budget import BodyBudget
 from tsuka_core.backends.http import MAX_BODY_BYTES
 from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.first_request import FirstAlone, ModelRefused
-from tsuka_core.engine.measured import effort_effective, measured_fields
+from tsuka_core.engine.measured import effort_effective, measured_fields, repeats_identical
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
 from tsuka_core.engine.reliability import reliability_fields
 from tsuka_core.engine.results import LevelResult, TestResult, group_runs
@@ -195,6 +195,20 @@ class _Sweeper:
         await self._keep(swept, self._effort_effect(swept, levels))
         return swept
 
+    def _sampling_effect(self, swept: ModelSweep, levels: list[LevelResult]) -> None:
+        """Say so when repeats at a temperature above 0 all came back identical: pass^k then measures nothing."""
+        temperature = self.backend.config.temperature
+        same = [level.effort for level in levels if repeats_identical(level)]
+        if not same or not temperature:
+            return
+        note = (
+            f"{swept.model}: --repeats {self.repeats} at --temperature {temperature:g} gave identical answers run "
+            f"after run at {', '.join(same)}: the server does not sample (llama-server started with --top-k 1 or "
+            "--temp 0, or a seed it reuses); pass^k and the spread measure nothing until it does"
+        )
+        swept.notes.append(note)
+        self.observer.note(note)
+
     def _effort_effect(self, swept: ModelSweep, levels: list[LevelResult]) -> list[LevelResult]:
         """The levels with ``effortEffective`` recorded; a note when the effort changed no answer at all."""
         effective = effort_effective(levels)
@@ -233,6 +247,7 @@ class _Sweeper:
         return [task.result() for task in tasks]
 
     async def _keep(self, swept: ModelSweep, levels: list[LevelResult]) -> None:
+        self._sampling_effect(swept, levels)
         # Each level's confidence is computed here, once, off the loop: the profile and the summary read it.
         swept.levels = await asyncio.to_thread(with_confidence, levels) if levels else levels
         await self.on_model(swept)
