@@ -263,7 +263,7 @@ def test_repeats_that_differ_say_nothing_of_sampling(suite: Suite, registry: Reg
     def sampling(body: dict[str, Any], n: int) -> Reply:
         reply = perfect(body, n)
         if reply.content is not None and not reply.tool_calls:
-            return dataclasses.replace(reply, content=f"{reply.content} ({body['seed']})")
+            return dataclasses.replace(reply, content=f"{reply.content} (answer {n})")
         return reply
 
     _, _, observer = measure(suite, registry, tmp_path / "p.json", sampling, repeats=2, config={"temperature": 0.7})
