@@ -33,9 +33,9 @@ def recorded(tmp_path: Path, *args: str) -> tuple[Path, str]:
 def block(output: str, key: str) -> list[str]:
     """The lines of level ``key`` in a run summary or `tsuka show`: its heading down to its first test.
 
-    Its failure kinds line is left out: these tests are about its confidence.
+    Its failure kinds and speed lines are left out: these tests are about its confidence.
     """
-    lines = [line for line in output.splitlines() if not line.startswith("  failure kinds: ")]
+    lines = [line for line in output.splitlines() if not line.startswith(("  failure kinds: ", "  speed "))]
     (at,) = [i for i, line in enumerate(lines) if line.startswith(f"{key}  tier ")]
     end = next(i for i in range(at + 1, len(lines)) if lines[i].startswith("    "))
     return lines[at:end]

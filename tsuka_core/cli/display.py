@@ -15,6 +15,7 @@ from tsuka_core.cli.safe_console import SafeConsole
 from tsuka_core.engine.answer_faults import faults_line
 from tsuka_core.engine.confidence import BORDERLINE, Confidence, level_confidence
 from tsuka_core.engine.reliability import reliability, tries_of
+from tsuka_core.engine.speed_figures import figures_line
 from tsuka_core.storage.profile_confidence import borderline_advice
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import CATEGORIES
@@ -116,6 +117,8 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
         yield Text("  no test was measured: no scores, no speed", style="red")
     else:
         yield _scores_line(level)
+        if figures := figures_line(level.measured.get("speedFigures")):
+            yield Text(f"  speed {figures}", style="dim")
     if said := faults_line(level.measured.get("answerFaults") or {}):
         yield Text(f"  failure kinds: {said}", style="yellow")
     if sure is not None:

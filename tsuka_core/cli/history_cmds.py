@@ -36,6 +36,7 @@ from tsuka_core.cli.reliability_text import reliability_lines
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.cli.transcript import check_lines, transcript
 from tsuka_core.engine.answer_faults import fault_counts, faults_line
+from tsuka_core.engine.speed_figures import figures_line, figures_of
 from tsuka_core.errors import UsageError
 from tsuka_core.report.confidence import recorded_confidence, recorded_reliability
 from tsuka_core.run.rescore import rescore_run, tests_needing_live_run
@@ -151,6 +152,8 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
     cats = "  ".join(f"{c} {percent(s)}" for c, s in level.scores.items())
     speed = f"{level.tokens_per_second:g} tok/s  |  avg {level.avg_completion_tokens} completion tokens"
     yield Text(f"  {cats}  |  {speed}")
+    if figures := figures_line(figures_of([s.response for t in level.tests for s in t.steps if s.response])):
+        yield Text(f"  speed {figures}", style="dim")
     if said := faults_line(fault_counts(s.fault for t in level.tests for s in t.steps)):
         yield Text(f"  failure kinds: {said}", style="yellow")
     if sure is not None:

@@ -21,6 +21,7 @@ from tsuka_core.cli.display import percent
 from tsuka_core.cli.reliability_text import pass_hat_span
 from tsuka_core.engine.confidence import BORDERLINE
 from tsuka_core.engine.reliability import Reliability, stored_reliability
+from tsuka_core.engine.speed_figures import figures_line
 from tsuka_core.storage.profile import Profile
 from tsuka_core.storage.profile_confidence import ABSENT, StoredConfidence, borderline_advice, stored_confidence
 from tsuka_core.storage.store import StoreData
@@ -87,6 +88,16 @@ def _lines(first: str | Text, *more: str | Text) -> Text:
     return cell
 
 
+def _speed_figures(figures: object) -> str:
+    """The speed figures under the tokens per second, one per line (TTFT, decode, prefill, latency at p50/p95)."""
+    line = figures_line(figures)
+    if line is None:
+        return ""
+    head, _, rest = line.partition(": ")
+    body, _, caveat = rest.partition("; ")
+    return "\n".join([head, *body.split(", "), *([caveat] if caveat else [])])
+
+
 def _category_cell(profile: Profile, category: str, interval: str, sure: Reliability | None) -> Text:
     """The score, its interval, and with repeats its pass^1 and pass^n."""
     return _lines(_score(profile, category), interval, pass_hat_span(sure, category) if sure is not None else "")
@@ -127,7 +138,7 @@ class ProfileTable:
             _lines(f"{key}{recommended}", suite_text(get("suite"))),
             _lines(str(get("tier")), confidence_text(found)),
             *(_category_cell(entry, c, interval_text(found.intervals[c]), sure) for c in CATEGORIES),
-            Text(str(get("tokensPerSecond"))),
+            _lines(str(get("tokensPerSecond")), _speed_figures(get("speedFigures"))),
             _lines(Text("valid", style="green") if valid else Text(reason, style="yellow"), str(get("testedAt"))),
         )
         self.shown += 1

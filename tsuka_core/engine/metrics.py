@@ -9,7 +9,7 @@ from tsuka_core.backends.base import ChatResponse, SpeedSource
 from tsuka_core.engine.results import TestResult, group_runs
 from tsuka_core.judge.scoring import round_half_up
 
-__all__ = ["Speed", "avg_completion_tokens", "avg_reasoning_tokens", "level_speed", "tokens_per_second"]
+__all__ = ["Speed", "avg_completion_tokens", "avg_reasoning_tokens", "level_speed", "speed_of", "tokens_per_second"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,11 @@ def level_speed(tests: Sequence[TestResult]) -> Speed:
     Wall time counts the time a request waited for a free slot at the server,
     so it depends on how many requests were in flight; the other two do not.
     """
-    responses = _responses(tests)
+    return speed_of(_responses(tests))
+
+
+def speed_of(responses: Sequence[ChatResponse]) -> Speed:
+    """:func:`level_speed` of the answers themselves (as the history keeps them)."""
     timed = [r for r in responses if r.generation_ms is not None]
     if responses and len(timed) == len(responses):
         source: SpeedSource = "server" if all(r.speed_source == "server" for r in timed) else "stream"

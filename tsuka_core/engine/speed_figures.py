@@ -11,15 +11,16 @@ llama-bench's, vLLM's and guidellm's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tsuka_core.backends.base import ChatResponse
-from tsuka_core.engine.metrics import level_speed
+from tsuka_core.engine.metrics import speed_of
 from tsuka_core.engine.results import TestResult
 from tsuka_core.judge.scoring import round_half_up
 
-__all__ = ["FORMULAS", "percentile", "speed_figures"]
+__all__ = ["FORMULAS", "TOKENS_PER_SECOND", "figures_line", "figures_of", "percentile", "speed_figures"]
 
 FORMULAS: dict[tuple[str, str], str] = {
     ("timeToFirstTokenMs", "stream"): "arrival of the first generated token - request sent (queue wait included)",
@@ -79,8 +80,12 @@ def speed_figures(tests: Sequence[TestResult]) -> dict[str, Any]:
     source as ``tokensPerSecond`` (the server's timings or the stream); with
     wall time only, just the latency is given.
     """
-    responses = [s.response for t in tests for s in t.steps if s.response is not None]
-    source = level_speed(tests).source
+    return figures_of([s.response for t in tests for s in t.steps if s.response is not None])
+
+
+def figures_of(responses: Sequence[ChatResponse]) -> dict[str, Any]:
+    """:func:`speed_figures` of the answers themselves (as the history keeps them)."""
+    source = speed_of(responses).source
     figures: dict[str, Any] = {}
     if source != "wall":
         for name, value, faster_is_higher in _TIMED:
@@ -102,3 +107,43 @@ def _figure(name: str, source: str, values: Sequence[float], faster_is_higher: b
         "source": source,
         "formula": FORMULAS[(name, source)],
     }
+
+
+TOKENS_PER_SECOND = {
+    "server": "generated tokens over generation time, from the server's own timings (queue wait excluded)",
+    "stream": "tokens after the first over the time from the first to the last, from the stream",
+    "wall": "completion tokens over the summed request time (queue wait and prompt included)",
+}
+"""What a level's ``tokensPerSecond`` is, by its ``speedSource``."""
+
+_SHOWN = (
+    ("timeToFirstTokenMs", "TTFT", "ms"),
+    ("decodeTokensPerSecond", "decode", "tok/s"),
+    ("prefillTokensPerSecond", "prefill", "tok/s"),
+    ("latencyMs", "latency", "ms"),
+)
+
+
+def figures_line(figures: object) -> str | None:
+    """The figures on one line, p50/p95 each, with what a streamed figure includes; None when there are none.
+
+    ``TTFT 406/520 ms, prefill 1,180/900 tok/s (queue wait included), decode 49.9/45.1 tok/s, latency ...``.
+    Read leniently: a figure stored damaged is left out.
+    """
+    if not isinstance(figures, dict):
+        return None
+    parts = []
+    queued = False
+    for name, label, unit in _SHOWN:
+        figure = figures.get(name)
+        if not isinstance(figure, dict):
+            continue
+        p50, p95 = figure.get("p50"), figure.get("p95")
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in (p50, p95)):
+            continue
+        parts.append(f"{label} {p50:,.1f}/{p95:,.1f} {unit}")
+        queued = queued or (figure.get("source") == "stream" and name != "decodeTokensPerSecond")
+    if not parts:
+        return None
+    caveat = "; TTFT and prefill include time queued at the server" if queued else ""
+    return f"p50/p95: {', '.join(parts)}{caveat}"

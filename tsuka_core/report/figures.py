@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from tsuka_core.engine.confidence import BORDERLINE, Confidence
+from tsuka_core.engine.metrics import speed_of
+from tsuka_core.engine.speed_figures import TOKENS_PER_SECOND
 from tsuka_core.engine.toolcount import MARGIN, scores_by_count
 from tsuka_core.report.svg import Interval, IntervalGroup, Series, bar_chart, interval_chart
 from tsuka_core.storage.history_query import StoredLevel, StoredTest
@@ -141,5 +143,8 @@ def _speed_chart(levels: Sequence[StoredLevel]) -> Figure:
     speed = Series("tokens per second", "#8b5cf6", [lv.tokens_per_second for lv in levels])
     svg = bar_chart("Tokens per second by effort", effort_labels(levels), [speed], fmt=_num)
     estimated = any(lv.usage_estimated for lv in levels)
-    note = "Completion tokens over the summed request time" + (" (some usage estimated)." if estimated else ".")
+    answers = [[s.response for t in lv.tests for s in t.steps if s.response] for lv in levels]
+    sources = list(dict.fromkeys(speed_of(found).source for found in answers))
+    said = "; ".join(f"{TOKENS_PER_SECOND.get(s, TOKENS_PER_SECOND['wall'])}" for s in sources)
+    note = said[0].upper() + said[1:] + (" (some usage estimated)." if estimated else ".")
     return Figure("Tokens per second", note, svg)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from tsuka_core.engine.answer_faults import fault_counts, faults_line
 from tsuka_core.engine.confidence import BORDERLINE, Confidence
 from tsuka_core.engine.reliability import Reliability
+from tsuka_core.engine.speed_figures import figures_line, figures_of
 from tsuka_core.report.confidence import recorded_confidence, recorded_reliability
 from tsuka_core.report.figures import Figure, effort_labels, figures, pct
 from tsuka_core.storage.history_query import (
@@ -123,6 +124,10 @@ class ModelView:
         """How sure the scores and tier of ``level`` (one of this model's) are; None when unknown."""
         found = [c for lv, c in zip(self.levels, self.confidences, strict=False) if lv is level]
         return found[0] if found else None
+
+    def speed(self, level: StoredLevel) -> str:
+        """The level's speed figures at p50/p95, and what they include; empty when none were measured."""
+        return figures_line(figures_of([s.response for t in level.tests for s in t.steps if s.response])) or ""
 
     def failures(self, level: StoredLevel) -> str:
         """How many failed answers of ``level`` were of each failure kind (``2 malformed call``); empty: none."""
