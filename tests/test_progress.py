@@ -53,3 +53,12 @@ class Terminal(io.StringIO):
 def test_on_a_terminal_progress_is_rich_bars(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stderr", Terminal())
     assert isinstance(make_progress(), RichProgress)
+
+
+def test_the_plain_lines_say_how_long_the_rest_of_the_level_should_take() -> None:
+    from tsuka_core.cli.progress import eta
+
+    assert eta(10.0, 1, 5) == ", ~40s left"
+    assert eta(90.0, 3, 8) == ", ~2m30s left"
+    assert eta(0.0, 0, 5) == ""
+    assert eta(5.0, 5, 5) == ""  # the level is done

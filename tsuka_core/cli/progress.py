@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from tsuka_core.engine.results import TestResult
     from tsuka_core.terms import Effort
 
-__all__ = ["PlainProgress", "RichProgress", "make_progress", "run_name"]
+__all__ = ["PlainProgress", "RichProgress", "eta", "make_progress", "run_name"]
 
 
 def run_name(result: TestResult) -> str:
@@ -34,12 +34,13 @@ def run_name(result: TestResult) -> str:
 
 
 class PlainProgress:
-    """One line per finished test on stderr, for logs and pipes."""
+    """One line per finished test on stderr, for logs and pipes: the time so far and an estimate of what is left."""
 
     def __init__(self) -> None:
         self.started = time.monotonic()
         self.totals: dict[str, int] = {}
         self.done: dict[str, int] = {}
+        self.level_started_at: dict[str, float] = {}
 
     def __enter__(self) -> PlainProgress:
         return self
@@ -51,6 +52,7 @@ class PlainProgress:
         """Note a level's size (test runs: tests times repeats)."""
         key = f"{model}@{effort}"
         self.totals[key], self.done[key] = total, 0
+        self.level_started_at[key] = time.monotonic()
         click.echo(f"{key}: {total} test runs{'' if applied else ' (effort not applied)'}", err=True)
 
     def test_done(self, model: str, effort: Effort, result: TestResult) -> None:
@@ -58,15 +60,26 @@ class PlainProgress:
         key = f"{model}@{effort}"
         self.done[key] = self.done.get(key, 0) + 1
         outcome = f"ERROR {result.error}" if result.status == "error" else f"{result.score:.2f}"
-        elapsed = time.monotonic() - self.started
+        now = time.monotonic()
+        left = eta(now - self.level_started_at.get(key, self.started), self.done[key], self.totals.get(key, 0))
         click.echo(
-            f"{key} {self.done[key]}/{self.totals.get(key, '?')} {run_name(result)} {outcome} [{elapsed:.1f}s]",
+            f"{key} {self.done[key]}/{self.totals.get(key, '?')} {run_name(result)} {outcome} "
+            f"[{now - self.started:.1f}s{left}]",
             err=True,
         )
 
     def note(self, message: str) -> None:
         """Print a note."""
         click.echo(f"note: {message}", err=True)
+
+
+def eta(spent: float, done: int, total: int) -> str:
+    """``, ~2m10s left`` for the rest of a level at the pace so far; empty until a test is done, or at the end."""
+    if done <= 0 or done >= total or spent <= 0:
+        return ""
+    seconds = round(spent / done * (total - done))
+    minutes, seconds = divmod(seconds, 60)
+    return f", ~{minutes}m{seconds:02d}s left" if minutes else f", ~{seconds}s left"
 
 
 class RichProgress:
