@@ -52,7 +52,10 @@ def reference_suite() -> Path:
     """The reference fixture folder (``$TSUKA_REFERENCE_SUITE``, else ``../shared/reference/tsuka-benchmarks``)."""
     path = Path(os.environ.get(REFERENCE_ENV) or ROOT.parent / "shared" / "reference" / "tsuka-benchmarks")
     if not any(path.glob("*.json")):
-        pytest.skip(f"reference suite not found at {path}; set {REFERENCE_ENV} to its folder")
+        pytest.skip(
+            f"compares tsuka with the TypeScript TSUKA's own seven test files, which tsuka does not ship; "
+            f"to run it, set {REFERENCE_ENV} to a folder holding them"
+        )
     return path
 
 

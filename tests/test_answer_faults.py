@@ -198,7 +198,7 @@ def test_an_answer_cut_at_the_limit_is_counted_and_said(tmp_path: Path, suite: S
     cut = [d for d in details if d.startswith("answer cut at")]
     assert cut, details
     assert all(
-        "the server's context size, not max_tokens" in d and "10 answer tokens, max_tokens 8192" in d for d in cut
+        "the server's context size, not max_tokens" in d and "10 answer tokens, max_tokens 2048" in d for d in cut
     )
 
 

@@ -497,21 +497,21 @@ def test_loopback_500_gives_up_after_retries_plus_one() -> None:
 
 
 def test_loopback_timeout_and_dropped_connection_are_retried() -> None:
-    script = [Reply.error(500, "late", delay=2.0), Reply.drop(), Reply.text("third time")]
+    script = [Reply.error(500, "late", delay=60.0), Reply.drop(), Reply.text("third time")]
     with LoopbackServer(lambda body, n: script[n]) as server:
         started = time.perf_counter()
         answer = complete_live(server, timeout=0.3)
         elapsed = time.perf_counter() - started
     assert answer.text == "third time"
     assert len(server.bodies) == 3
-    assert 0.3 <= elapsed < 1.5
-    assert answer.duration < 0.3, "duration counts the successful attempt only"
+    assert 0.3 <= elapsed < 30, "the late answer was not waited for"  # a margin any loaded machine keeps
+    assert answer.duration < elapsed - 0.3, "duration counts the successful attempt only"
 
 
 def test_loopback_duration_is_the_wall_time_of_the_request() -> None:
     with LoopbackServer(lambda body, n: Reply(content="slow", delay=0.2)) as server:
         answer = complete_live(server)
-    assert 0.2 <= answer.duration < 1.0
+    assert 0.2 <= answer.duration < 20
 
 
 def test_loopback_list_models() -> None:
@@ -521,7 +521,7 @@ def test_loopback_list_models() -> None:
 
 def test_loopback_serves_many_requests_at_once() -> None:
     def handler(body: dict[str, Any], n: int) -> Reply:
-        return Reply(content=body["messages"][0]["content"], delay=0.1)
+        return Reply(content=body["messages"][0]["content"], delay=1.0)
 
     async def many(backend: OpenAIBackend) -> list[str]:
         requests = [ChatRequest(model="m1", messages=[{"role": "user", "content": f"#{i}"}]) for i in range(40)]
@@ -533,7 +533,7 @@ def test_loopback_serves_many_requests_at_once() -> None:
         texts = run(many, base_url=server.base_url)
         elapsed = time.perf_counter() - started
     assert texts == [f"#{i}" for i in range(40)]
-    assert elapsed < 2.0, "requests must be served concurrently"
+    assert elapsed < 20, "requests must be served concurrently"  # one at a time would take 40 s
 
 
 def test_loopback_is_bounded_and_reports_handler_errors() -> None:

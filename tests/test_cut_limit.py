@@ -44,11 +44,11 @@ def test_an_answer_that_used_every_token_allowed_was_cut_at_max_tokens() -> None
 
 
 def test_an_answer_stopped_short_of_max_tokens_was_cut_at_the_servers_context() -> None:
-    response = complete(cut_answer(3584, 512), max_tokens=None)  # a 4,096-token context, the default 8192 asked
-    assert response.token_limit == 8192
+    response = complete(cut_answer(3584, 512), max_tokens=None)  # a 4,096-token context, the default 2048 asked
+    assert response.token_limit == 2048
     assert detail(response) == (
         "answer cut at the server's context size, not max_tokens (3584 prompt + 512 answer tokens, "
-        "max_tokens 8192; raise the server's context, llama-server -c, or its own token cap)"
+        "max_tokens 2048; raise the server's context, llama-server -c, or its own token cap)"
     )
 
 

@@ -47,9 +47,10 @@ FIND_USER: dict[str, Any] = {
 }
 ASK_ID = "Please find the user id for Maria Rossi."
 MAX_TOKENS = 64
-STOP_SECONDS = 5.0
+STOP_SECONDS = 45.0
 """Seconds an embedded run may take to exit after Ctrl-C: answers being generated stop at their next token
-(under a second), but a prompt still being evaluated is finished first, which on a busy machine takes seconds."""
+(under a second), but a prompt still being evaluated is finished first, which on a busy 2-core machine took up
+to 21 s; a margin a loaded machine keeps, far below the minutes a run left to finish would take."""
 
 
 def backend(**config: Any) -> EmbeddedBackend:
@@ -298,7 +299,7 @@ def test_a_cancelled_request_stops_its_generation_at_the_next_token(fake_model: 
         return time.perf_counter() - start
 
     took = asyncio.run(main())
-    assert took < 1
+    assert took < 15  # the answer would go on for 30 s unless stopped
     assert loaded().stopped == 1
     assert loaded().active == 0
 

@@ -190,7 +190,7 @@ def test_the_server_is_bounded_in_requests_and_time() -> None:
             client.post(f"{server.base_url}/chat/completions", json=EIGHT_WORDS)  # cut at the deadline
         with httpx.Client(timeout=10) as client:
             assert client.post(f"{server.base_url}/chat/completions", json=EIGHT_WORDS).status_code == 503
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 30  # the trickle goes on far longer unless the deadline cuts it
 
 
 # --- retryable faults: they cost time, never a result ---------------------------------------------------------------

@@ -189,12 +189,12 @@ HUGE_IDS = ["brackets", "braces", "keys", "balanced", "long-prose", "spaced-brac
 
 @pytest.mark.parametrize("text", HUGE, ids=HUGE_IDS)
 def test_huge_and_deeply_nested_text_is_handled_in_time(checks: list[CheckType[Any]], text: str) -> None:
-    started = time.monotonic()
+    started = time.process_time()
     write = normalise_tool_call({"id": "c", "function": {"name": "write_file", "arguments": {"content": text}}}, 0)
     answer = Answer(strip_reasoning(text), (write,) if write else ())
     statuses = {run_check(check, answer).status for check in checks}
     assert statuses <= STATUSES
-    assert time.monotonic() - started < 30
+    assert time.process_time() - started < 30  # CPU time: the judging's own cost, whatever the machine's load
 
 
 @pytest.mark.parametrize("arguments", HUGE, ids=HUGE_IDS)

@@ -437,7 +437,7 @@ def test_linear_reasoning_removal_agrees_with_the_spec(text: list[str]) -> None:
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.text(alphabet='{}[]":,\\ ntrue0123456789`<>/abc\n', min_size=2000, max_size=20_000))
 def test_extracting_json_from_bracket_soup_takes_bounded_time(text: str) -> None:
-    started = time.monotonic()
+    started = time.process_time()
     extract_json(text)
     parse_arguments(text)
-    assert time.monotonic() - started < 3.0
+    assert time.process_time() - started < 3.0  # CPU time: what the extraction costs, whatever the machine's load

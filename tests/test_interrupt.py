@@ -13,7 +13,7 @@ from answerers import perfect
 from faultserver import Fault, FaultPlan, FaultServer
 from stopping import signalled_run
 
-PROMPT_EXIT = 10.0
+PROMPT_EXIT = 20.0
 """Seconds a run may take to stop after Ctrl-C (it should take well under one)."""
 EARLIER = {"model": "beta", "tier": "large", "note": "an earlier measurement, to be kept"}
 

@@ -16,7 +16,7 @@ from history_helpers import invoke, rows
 from loopback import LoopbackServer
 from stopping import signalled_run, stored_level
 
-PROMPT_EXIT = 10.0
+PROMPT_EXIT = 20.0
 """Seconds a run may take to stop after the signal."""
 
 pytestmark = pytest.mark.usefixtures("fast_retries")

@@ -86,6 +86,10 @@ OPTIONS: Mapping[str, str] = {
 """The ``--option KEY=VALUE`` keys this backend reads, each with what it sets."""
 
 
+BUSY_HINT_SECONDS = 10.0
+"""An answer slower than this on a machine loaded past its cores gets the threads hint (once a run)."""
+
+
 def default_threads() -> int:
     """llama.cpp threads unless ``--option threads=N``: the cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -259,7 +263,21 @@ class EmbeddedBackend(Backend):
         label = f"backend 'embedded', model {request.model}"
         _raise_error(label, result)
         self.timings.add(result.get("timings"))
+        self._hint_if_busy(duration)
         return parse_completion(JsonReply(result, 200, duration, 1), label, body["max_tokens"])
+
+    def _hint_if_busy(self, duration: float) -> None:
+        """Once: when answers are slow while the machine is busier than its cores, say what may help."""
+        if self.__dict__.get("_hinted") or duration < BUSY_HINT_SECONDS or self.threads <= 1:
+            return
+        load, cores = os.getloadavg()[0], default_threads()
+        if load <= cores:
+            return
+        self._hinted = True
+        self.add_note(
+            f"answers take {duration:.0f} s each while the machine is busy (load {load:.1f} on {cores} core(s)): "
+            "--option threads=1 (or fewer threads than cores) is often faster then, with the same answers"
+        )
 
     def _generate(self, path: Path, body: dict[str, Any], cancel: threading.Event) -> tuple[dict[str, Any], float]:
         from tsuka_core.backends.llama_runtime import Cancelled

@@ -12,16 +12,18 @@ ran last; ``--no-resume`` asks every request again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tsuka_core.backends.base import Backend
 from tsuka_core.errors import StoreError
+from tsuka_core.storage.cache import CachingBackend, with_cache
 from tsuka_core.storage.history_query import StoredRun, list_runs
 from tsuka_core.storage.recorder import RunInfo
 from tsuka_core.urls import redact_url
 
-__all__ = ["UNFINISHED", "resumable_run", "same_measurement"]
+__all__ = ["UNFINISHED", "answers_kept", "resumable_run", "same_measurement", "take_up"]
 
 UNFINISHED = ("interrupted", "abandoned", "failed")
 """Statuses of a run whose answers a rerun of the same command takes up."""
@@ -58,3 +60,41 @@ def same_measurement(run: StoredRun, info: RunInfo) -> bool:
 
 def _settings(options: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k not in _FREE}
+
+
+def take_up(backend: CachingBackend, history: Path, info: RunInfo, note: Callable[[str], None]) -> None:
+    """Replay the answers of the history's newest run when it was this measurement and did not finish (said)."""
+    found = resumable_run(history, info)
+    if found is None:
+        return
+    backend.read, backend.since = True, found.started_at
+    note(
+        f"resuming run {found.id} ({found.status}): the answers it got are reused and only the rest is asked "
+        "(--no-resume asks every request again)"
+    )
+
+
+def answers_kept(
+    backend: Backend,
+    history: Path | None,
+    cache: Path | None,
+    repeats: int,
+    resume: bool | None,
+    note: Callable[[str], None],
+) -> Backend:
+    """``backend`` keeping each answer as it comes (so a run cut short can resume), replaying kept ones when asked.
+
+    ``cache`` (``--cache``) or ``resume`` True replay kept answers from the start; else, with a ``history``,
+    answers are only kept until :func:`take_up` finds a run to resume. Repeats need fresh answers: they bypass
+    the cache (said).
+    """
+    same = backend.repeats_note() if repeats > 1 else None
+    if same:
+        note(f"--repeats {repeats}: {same}")
+    if cache is not None and repeats > 1:
+        note(f"--repeats {repeats} bypasses the response cache: every run asks the model for a fresh answer")
+    elif cache is not None or (resume and history is not None):
+        return with_cache(backend, cache or history or Path())
+    elif history is not None and repeats == 1 and resume is not False:
+        return with_cache(backend, history, read=False)
+    return backend

@@ -21,8 +21,8 @@ from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.plugins.registry import Registry
 from tsuka_core.run.profiles import profile_from_level, recommend
 from tsuka_core.run.replicas import ReplicaSet, replica_set
-from tsuka_core.run.resume import resumable_run
-from tsuka_core.storage.cache import CachingBackend, cache_stats, served_from_cache, with_cache
+from tsuka_core.run.resume import answers_kept, take_up
+from tsuka_core.storage.cache import CachingBackend, cache_stats, served_from_cache
 from tsuka_core.storage.recorder import RunInfo, RunRecorder, safe_options
 from tsuka_core.storage.store import ProfileStore, profile_key
 from tsuka_core.storage.suite_sections import suite_of
@@ -185,7 +185,9 @@ async def run_benchmark(
     pool = options.concurrency or MAX_SLOT_CONCURRENCY  # the sweep keeps to the chosen concurrency
     async with make_client(pool, options.config.timeout, options.proxy) as client:
         asked = _backend(registry, name, options, client, observer)
-        backend = _cached(asked, options, observer)
+        backend = answers_kept(
+            asked, options.history_path, options.cache_path, options.repeats, options.resume, observer.note
+        )
         report = RunReport(backend.name, backend.provider, suite)
         kept: list[ModelSweep] = []
         sweeping = False
@@ -248,26 +250,9 @@ async def run_benchmark(
         finally:
             report.cache = cache_stats(backend)
             await backend.aclose()
+            if isinstance(backend, CachingBackend) and backend.store.problem:
+                observer.note(backend.store.problem)
     return report
-
-
-def _cached(backend: Backend, options: RunOptions, observer: SweepObserver) -> Backend:
-    """``backend`` keeping each answer as it comes (so a run cut short can resume), replaying kept ones when asked.
-
-    Repeats need fresh answers: they bypass the cache (said).
-    """
-    same = backend.repeats_note() if options.repeats > 1 else None
-    if same:
-        observer.note(f"--repeats {options.repeats}: {same}")
-    if options.cache_path is not None and options.repeats > 1:
-        observer.note(
-            f"--repeats {options.repeats} bypasses the response cache: every run asks the model for a fresh answer"
-        )
-    elif options.cache_path is not None or (options.resume and options.history_path is not None):
-        return with_cache(backend, options.cache_path or options.history_path or Path())
-    elif options.history_path is not None and options.repeats == 1 and options.resume is not False:
-        return with_cache(backend, options.history_path, read=False)
-    return backend
 
 
 async def _new_history(
@@ -277,22 +262,9 @@ async def _new_history(
     if options.history_path is None:
         return None
     info = run_info(options, suite, backend, models)
-    await asyncio.to_thread(_resume, backend, options, info, observer)
+    if isinstance(backend, CachingBackend) and not backend.read:
+        await asyncio.to_thread(take_up, backend, options.history_path, info, observer.note)
     return await asyncio.to_thread(RunRecorder, options.history_path, info)
-
-
-def _resume(backend: Backend, options: RunOptions, info: RunInfo, observer: SweepObserver) -> None:
-    """Replay the answers of the history's newest run when it was this measurement and did not finish (said)."""
-    if not isinstance(backend, CachingBackend) or backend.read or options.history_path is None:
-        return
-    found = resumable_run(options.history_path, info)
-    if found is None:
-        return
-    backend.read, backend.since = True, found.started_at
-    observer.note(
-        f"resuming run {found.id} ({found.status}): the answers it got are reused and only the rest is asked "
-        "(--no-resume asks every request again)"
-    )
 
 
 def _backend(

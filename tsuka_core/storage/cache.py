@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, ServerFacts, masked_response
-from tsuka_core.errors import StoreError
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import connect, response_from_json
 from tsuka_core.terms import Effort
@@ -85,6 +84,8 @@ class ResponseCache:
         self._pending: queue.SimpleQueue[tuple[str, str, str, str] | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._failed: BaseException | None = None
+        self.problem: str | None = None
+        """Set by :meth:`close` when answers could not be written (a full disk): a note, never the run's failure."""
 
     def get(self, key: str, since: str | None = None) -> ChatResponse | None:
         """The answer stored under ``key`` (kept at ``since`` or later, a stored time, when given), or None."""
@@ -139,7 +140,7 @@ class ResponseCache:
         return int(self._conn().execute("SELECT count(*) FROM responses").fetchone()[0])
 
     def close(self) -> None:
-        """Write every answer still waiting, then close the file; StoreError when they could not be written."""
+        """Write every answer still waiting, then close the file; what went wrong writing them is in :attr:`problem`."""
         if self._writer is not None:
             self._pending.put(None)
             self._writer.join()
@@ -149,8 +150,7 @@ class ResponseCache:
             self._db.close()
             self._db = None
         if self._failed is not None:
-            failed, self._failed = self._failed, None
-            raise StoreError(f"cannot keep answers in {self.path}: {failed}; the answers of this run are not kept")
+            self.problem = f"answers could not be kept in {self.path} ({self._failed}): a rerun asks them all again"
 
     def _conn(self) -> sqlite3.Connection:
         if self._closed:
