@@ -61,14 +61,35 @@ def reference_suite() -> Path:
 
 REQUIRED = {"model": "TSUKA_REQUIRE_MODEL", "browser": "TSUKA_REQUIRE_BROWSER"}
 """Markers whose skips become failures when their variable is 1 (CI sets both)."""
+FULL_ENV = "TSUKA_FULL_TESTS"
+"""Set to 1 to run the ``heavy`` tests too (CI does): the model on whole suites, llama-server, package installs."""
+HEAVY_REASON = (
+    f"heavy (runs the model on a whole suite, starts llama-server, or builds and installs packages): "
+    f"set {FULL_ENV}=1 to run it too (CI does)"
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks ``heavy`` every test that builds the example packages (the ``venv`` fixture); without
+    ``TSUKA_FULL_TESTS=1`` the heavy tests are skipped, saying how to run them."""
+    del config
+    for item in items:
+        if "venv" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.heavy)
+    if os.environ.get(FULL_ENV) == "1":
+        return
+    for item in items:
+        if item.get_closest_marker("heavy"):
+            item.add_marker(pytest.mark.skip(reason=HEAVY_REASON))
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """With ``TSUKA_REQUIRE_MODEL=1`` / ``TSUKA_REQUIRE_BROWSER=1``, a skipped ``model`` / ``browser`` test fails."""
     report = yield
+    heavy_left_out = item.get_closest_marker("heavy") is not None and os.environ.get(FULL_ENV) != "1"
     for marker, env in REQUIRED.items():
-        if report.skipped and item.get_closest_marker(marker) and os.environ.get(env) == "1":
+        if report.skipped and not heavy_left_out and item.get_closest_marker(marker) and os.environ.get(env) == "1":
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
             report.outcome = "failed"
             report.longrepr = f"{env}=1 but this {marker} test was skipped: {reason}"

@@ -20,6 +20,8 @@ from tsuka_core.backends.embedded import INSTALL_MODEL, INSTALL_RUNTIME, bundled
 from tsuka_core.suite.loading import resolve_suite, suite_hash
 from tsuka_core.terms import CATEGORIES
 
+pytestmark = pytest.mark.heavy
+
 TSUKA = Path(sys.executable).with_name("tsuka")
 RUN_TIMEOUT = 2400
 """Seconds the run may take: about two minutes on two idle cores, over ten times that when other work shares them."""

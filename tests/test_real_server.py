@@ -27,6 +27,8 @@ from tsuka_core.engine.sweep import ModelSweep, sweep_models
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import Effort
 
+pytestmark = pytest.mark.heavy
+
 SERVER_SCRIPT = Path(__file__).with_name("llama_server.py")
 SUITE_MAX_TOKENS = 128
 """Completion limit of the suite comparisons (the default suite's JSON answers run to 512 tokens otherwise)."""

@@ -19,6 +19,8 @@ from tsuka_core.backends.embedded import INSTALL_MODEL, INSTALL_RUNTIME, bundled
 from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.cli.main import cli
 
+pytestmark = pytest.mark.heavy
+
 SERVER_SCRIPT = Path(__file__).with_name("llama_server.py")
 ALIAS = "smollm2"
 START_TIMEOUT = 180.0
