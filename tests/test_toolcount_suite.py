@@ -228,6 +228,7 @@ def test_the_report_draws_the_tool_score_against_the_tool_count(tmp_path: Path) 
             "--profiles", store, "--history-db", history,
         )  # fmt: skip
     assert ran.exit_code == 0, ran.output
+    assert "tool-count tolerance: 8 tools (tool score by count: 1 100%, 4 100%, 8 100%, 16 " in ran.output
 
     made = invoke("report", "last", "--history-db", history, "--profiles", store, "-o", page)
 

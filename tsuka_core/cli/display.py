@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
 from rich.table import Table
@@ -119,6 +119,8 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
         yield _scores_line(level)
         if figures := figures_line(level.measured.get("speedFigures")):
             yield Text(f"  speed {figures}", style="dim")
+        if tolerance := tolerance_line(level.measured):
+            yield Text(f"  {tolerance}", style="bold")
     if said := faults_line(level.measured.get("answerFaults") or {}):
         yield Text(f"  failure kinds: {said}", style="yellow")
     if sure is not None:
@@ -145,6 +147,16 @@ def _scores_line(level: LevelResult) -> Text:
     how = f" ({source} time)" if source in ("wall", "stream") else ""
     speed = f"{level.tokens_per_second:g} tok/s{how}"
     return Text(f"  {cats}  |  {speed}  |  avg {level.avg_completion_tokens} completion tokens{estimated}")
+
+
+def tolerance_line(measured: Mapping[str, Any]) -> str | None:
+    """``tool-count tolerance: 8 tools (tool score by count: 1 100%, 4 100%, 8 95%, 16 70%)``; None without one."""
+    found = measured.get("toolCountTolerance")
+    scores = measured.get("toolCountScores")
+    if not isinstance(found, int) or not isinstance(scores, Mapping):
+        return None
+    by_count = ", ".join(f"{n} {percent(s)}" for n, s in scores.items() if isinstance(s, int | float))
+    return f"tool-count tolerance: {found} tools (tool score by count: {by_count}); tsuka gate offers at most that many"
 
 
 def confidence_note(sure: Confidence | None) -> str:
