@@ -36,18 +36,18 @@ import argparse
 import asyncio
 import json
 import math
-import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _measure import LoopbackProcess, Sample, run_process, server_stats
+import perf
+from _measure import LoopbackProcess, run_process, server_stats
 from _suite import write_suite
 from perf import child_env, find_tsuka
 
@@ -61,32 +61,13 @@ CLIENTS = ("tsuka", "bare", "bare/1")
 
 
 @dataclass
-class Row:
-    """One client on one server kind: its samples and what the server counted."""
+class Row(perf.Row):
+    """perf.py's row (its samples, ideal time and cost per test) on one server kind, for one client."""
 
-    kind: str
-    client: str
-    n: int
-    latency_ms: int
-    concurrency: int
-    samples: list[Sample] = field(default_factory=list)
-    connections: int = 0
+    kind: str = ""
+    client: str = ""
     streamed: int = 0
-
-    @property
-    def wall(self) -> float:
-        """The median wall time, in seconds."""
-        return statistics.median(s.wall for s in self.samples)
-
-    @property
-    def ideal(self) -> float:
-        """The fastest any client could be: ``ceil(N / C)`` rounds of the latency."""
-        return math.ceil(self.n / self.concurrency) * self.latency_ms / 1000
-
-    @property
-    def ms_per_test(self) -> float:
-        """The overhead per test, in milliseconds."""
-        return (self.wall - self.ideal) / self.n * 1000
+    """The most answers the server streamed in one run of the row."""
 
     def line(self) -> str:
         """One line of the table."""
@@ -202,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         suite = tmp / "suite"
         write_suite(suite, args.n)
         rows = {
-            (kind, client): Row(kind, client, args.n, args.latency, args.concurrency)
+            (kind, client): Row(kind, args.n, args.n, args.latency, args.concurrency, kind=kind, client=client)
             for kind in KINDS
             for client in CLIENTS
         }
