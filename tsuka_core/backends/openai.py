@@ -28,7 +28,13 @@ from tsuka_core.backends.openai_stream import (
     stream_option,
     timed_by_stream,
 )
-from tsuka_core.backends.serverinfo import count, facts_from_props, reasoning_tokens, server_timings
+from tsuka_core.backends.serverinfo import (
+    count,
+    facts_from_props,
+    note_dropped_timings,
+    reasoning_tokens,
+    server_timings,
+)
 from tsuka_core.backends.streamed import BrokenStreamError, StreamedAnswer, read_stream
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.judge.answer import ToolCall, normalise_tool_calls, strip_reasoning
@@ -233,6 +239,7 @@ class OpenAIBackend(Backend):
         reply = await self._send("POST", "chat/completions", body, read_body)
         label = f"POST {self.provider}/chat/completions"
         limit = body.get("max_tokens")
+        note_dropped_timings(self, reply.data.kept if isinstance(reply.data, StreamedAnswer) else reply.data)
         if isinstance(reply.data, StreamedAnswer):
             answer = reply.data
             completion = replace(reply, data=answer.completion())

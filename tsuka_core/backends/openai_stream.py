@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tsuka_core.backends.base import ChatResponse
+from tsuka_core.backends.plausible import plausible_rate
 from tsuka_core.backends.streamed import StreamedAnswer
 from tsuka_core.errors import BackendError
 
@@ -54,10 +55,13 @@ def timed_by_stream(response: ChatResponse, answer: StreamedAnswer) -> ChatRespo
         return response
     first_ms = first * 1000
     decoded = response.completion_tokens - 1 if answer.token_arrivals > 1 else 0
+    generation_ms = (last - first) * 1000 if decoded > 0 else 0.0
+    if not plausible_rate(max(decoded, 0), generation_ms) or not plausible_rate(response.prompt_tokens or 0, first_ms):
+        return response  # a usage count no stream could deliver in that time: its times are not reported
     return dataclasses.replace(
         response,
         first_token_ms=first_ms,
-        generation_ms=(last - first) * 1000 if decoded > 0 else 0.0,
+        generation_ms=generation_ms,
         generated_tokens=max(decoded, 0),
         prompt_ms=first_ms,
         prompt_processed=response.prompt_tokens,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
@@ -51,8 +52,8 @@ def format_weight(weight: float) -> str:
 
 
 def percent(score: float) -> str:
-    """A score as a whole percentage."""
-    return f"{round(score * 100)}%"
+    """A score as a whole percentage; ``?`` for what is not a finite number (a store damaged by hand)."""
+    return f"{round(score * 100)}%" if math.isfinite(score) else "?"
 
 
 def suite_table(suite: Suite) -> Table:

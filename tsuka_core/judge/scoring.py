@@ -20,7 +20,13 @@ __all__ = [
 
 
 def round_half_up(value: float, places: int = 2) -> float:
-    """Round half up on the decimal value (0.125 gives 0.13), ignoring float noise past 9 places."""
+    """Round half up on the decimal value (0.125 gives 0.13), ignoring float noise past 9 places.
+
+    Infinity and NaN come back as they are (no rounding makes them numbers), and so does a value too large to
+    hold nine decimal places: rounding never raises.
+    """
+    if not math.isfinite(value) or abs(value) >= 1e15:
+        return float(value)
     cleaned = Decimal(repr(value)).quantize(Decimal("1e-9"))
     return float(cleaned.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
 

@@ -21,8 +21,8 @@ __all__ = ["profile_from_level", "recommend"]
 def profile_from_level(level: LevelResult, tested_at: datetime | None = None) -> dict[str, Any]:
     """The stored profile of a complete level: TSUKA's fields in order, then this engine's own.
 
-    Raises ValueError for a level with errored tests (such a level is never stored) and for
-    ``level.extra`` keys that would replace a profile field.
+    Raises ValueError for a level with errored tests (such a level is never stored). ``level.extra`` keys
+    named like a profile field are kept apart, under :data:`APART`.
     """
     if not level.complete:
         raise ValueError(f"{profile_key(level.model, level.effort)} is incomplete and cannot be stored")
@@ -40,11 +40,15 @@ def profile_from_level(level: LevelResult, tested_at: datetime | None = None) ->
         "avgCompletionTokens": level.avg_completion_tokens,
     }
     profile.update(_engine_fields(level))
-    clashes = sorted(set(level.extra) & set(profile))
-    if clashes:
-        raise ValueError(f"extra profile fields would replace standard ones: {', '.join(clashes)}")
-    profile.update(level.extra)
+    clashing = {k: v for k, v in level.extra.items() if k in profile or k == APART}
+    profile.update({k: v for k, v in level.extra.items() if k not in clashing})
+    if clashing:  # a backend's (or a hand-edited history's) field named like one of the record's own: kept apart
+        profile[APART] = clashing
     return profile
+
+
+APART = "backendExtra"
+"""Where a backend's extra fields that bear the name of a profile field are kept, never replacing it."""
 
 
 def _test_results(level: LevelResult) -> list[dict[str, Any]]:

@@ -48,6 +48,11 @@ def _ordered(pair: tuple[float, float]) -> tuple[float, float]:
     return float(pair[0]), float(pair[1])
 
 
+Rate = Annotated[Number, Field(ge=0, le=1e12, allow_inf_nan=False)]
+"""Tokens per second as the history reads them (``storage.history_values.MAX_RATE``)."""
+Tokens = Annotated[Number, Field(ge=0, le=10_000_000, allow_inf_nan=False)]
+"""A token count per answer (``backends.plausible.MAX_TOKEN_COUNT``)."""
+
 Interval = Annotated[tuple[Share, Share], AfterValidator(_ordered)]
 """A 95% interval ``[lo, hi]`` of a score, ``lo <= hi``."""
 _INTERVAL: TypeAdapter[tuple[float, float]] = TypeAdapter(Interval)
@@ -119,11 +124,11 @@ class StoredTestResult(Lenient):
 
     name: str | None = None
     category: str | None = None
-    score: Number | None = None
+    score: Share | None = None
     """The score the level counted: with repeats, the mean of ``runs``."""
-    spread: Number | None = None
+    spread: Share | None = None
     """With repeats: how far the runs' scores lie apart."""
-    runs: list[Number] | None = None
+    runs: list[Share] | None = None
     """With repeats: each run's score, in repeat order."""
 
     @property
@@ -148,9 +153,9 @@ class Profile(Lenient):
     """The base URL measured (credentials removed) or the backend name."""
     tier: Tier | None = None
     """small, medium or large; an entry without one of them is not a profile."""
-    scores: dict[str, Number] | None = None
-    """Each category's score from 0 to 1 (a category whose score is not a number is left out)."""
-    tokens_per_second: Number | None = None
+    scores: dict[str, Share] | None = None
+    """Each category's score from 0 to 1 (a category whose score is not a number from 0 to 1 is left out)."""
+    tokens_per_second: Rate | None = None
     tested_at: str | None = None
     """When it was measured, as ISO 8601 UTC with milliseconds."""
     benchmark_version: Number | None = None
@@ -159,7 +164,7 @@ class Profile(Lenient):
     """The hash of the suite measured with; another than the suite's hash now makes it stale."""
     test_results: list[StoredTestResult] | None = None
     reasoning_effort: str | None = None
-    avg_completion_tokens: Number | None = None
+    avg_completion_tokens: Tokens | None = None
     backend: str | None = None
     """This engine's backend name (openai, embedded...)."""
     suite: str | None = None
@@ -175,7 +180,7 @@ class Profile(Lenient):
     @classmethod
     def _numeric_scores(cls, value: Any) -> Any:
         if isinstance(value, Mapping):
-            return {k: v for k, v in value.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+            return {k: v for k, v in value.items() if _share(v)}
         return value
 
     @field_validator("intervals", mode="before")
@@ -209,6 +214,10 @@ class Profile(Lenient):
         if reasons:
             return False, "stale: " + "; ".join(reasons)
         return True, "valid"
+
+
+def _share(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
 
 
 def _interval_or_none(value: object) -> tuple[float, float] | None:
