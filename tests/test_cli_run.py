@@ -270,7 +270,7 @@ def test_profiles_of_one_model(store_copy: Path) -> None:
     result = invoke("profiles", "beta", "--profiles", store_copy)
 
     assert result.exit_code == 0, result.stderr
-    assert len(lines_with(result.stdout, "beta@")) == 4
+    assert len([line for line in lines_with(result.stdout, "beta@") if line.startswith("│")]) == 4  # table rows
     assert lines_with(result.stdout, "alpha@") == []
 
 

@@ -209,7 +209,8 @@ def test_retryable_faults_at_a_30_percent_rate_leave_every_profile_as_a_fault_fr
     assert sum(injected.values()) >= 20
     assert report.ok, report.failed
     data = stored(store)
-    assert list(data["profiles"]) == [f"{m}@{e}" for m in ("alpha", "beta") for e in LEVELS]
+    # Stored as each model finishes: which one first depends on where the faults fell.
+    assert sorted(data["profiles"]) == sorted(f"{m}@{e}" for m in ("alpha", "beta") for e in LEVELS)
     for key, profile in data["profiles"].items():
         assert comparable(profile) == comparable(baseline["profiles"][key]), key
     assert data["recommendations"] == {m: baseline["recommendations"][m] for m in ("alpha", "beta")}

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -88,16 +89,6 @@ def _lines(first: str | Text, *more: str | Text) -> Text:
     return cell
 
 
-def _speed_figures(figures: object) -> str:
-    """The speed figures under the tokens per second, one per line (TTFT, decode, prefill, latency at p50/p95)."""
-    line = figures_line(figures)
-    if line is None:
-        return ""
-    head, _, rest = line.partition(": ")
-    body, _, caveat = rest.partition("; ")
-    return "\n".join([head, *body.split(", "), *([caveat] if caveat else [])])
-
-
 def _category_cell(profile: Profile, category: str, interval: str, sure: Reliability | None) -> Text:
     """The score, its interval, and with repeats its pass^1 and pass^n."""
     return _lines(_score(profile, category), interval, pass_hat_span(sure, category) if sure is not None else "")
@@ -116,6 +107,8 @@ class ProfileTable:
     borderline: bool = False
     repeats: int = 1
     """The most runs per test of a borderline profile: the advice asks for more when there were some."""
+    speeds: list[str] = field(default_factory=list)
+    """Each shown profile's speed figures, one line each, for under the table."""
 
     def __post_init__(self) -> None:
         self.table = Table(title=Text(self.title), title_justify="left")
@@ -138,10 +131,12 @@ class ProfileTable:
             _lines(f"{key}{recommended}", suite_text(get("suite"))),
             _lines(str(get("tier")), confidence_text(found)),
             *(_category_cell(entry, c, interval_text(found.intervals[c]), sure) for c in CATEGORIES),
-            _lines(str(get("tokensPerSecond")), _speed_figures(get("speedFigures"))),
+            Text(str(get("tokensPerSecond"))),
             _lines(Text("valid", style="green") if valid else Text(reason, style="yellow"), str(get("testedAt"))),
         )
         self.shown += 1
+        if figures := figures_line(get("speedFigures")):
+            self.speeds.append(f"{key}: {figures}")
         if found.borderline:
             self.borderline = True
             self.repeats = max(self.repeats, entry.repeats or 1)
@@ -149,6 +144,7 @@ class ProfileTable:
     def legend(self) -> list[str]:
         """The lines under the table: what ``*`` marks, and what ``!`` marks when a row has it."""
         lines = ["[dim]* the recommended effort of that model[/dim]"]
+        lines += [f"[dim]speed {escape(line)}[/dim]" for line in self.speeds]
         if self.borderline:
             lines.append(
                 f"[yellow]{BORDERLINE_MARK} borderline: tier confidence under {BORDERLINE}; "
