@@ -39,6 +39,11 @@ def test_ctrl_c_keeps_each_answer_and_the_same_command_asks_only_the_rest(tmp_pa
         assert done.returncode == 130, done.stderr
         assert "run the same command again to resume" in done.stderr
         assert not store.exists()  # the level was not finished: nothing stored
+        shown = invoke("show", "1", "m1@none", "--profiles", store)  # yet the history shows what it got
+        assert shown.exit_code == 0, shown.stderr
+        lines = shown.stdout.splitlines()
+        assert [name for name in ("frase_8_parole", "json_annidato") if any(name in x and "1.00" in x for x in lines)]
+        assert sum("not answered: the run was interrupted" in x for x in lines) == 3
         stalling[0] = False
         before = len([i for i, _ in server.log if i.is_chat])
         again = invoke(*_run(server, store))

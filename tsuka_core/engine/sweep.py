@@ -120,6 +120,10 @@ def tool_support_note(model: str, facts: ServerFacts | None) -> str | None:
     )
 
 
+INTERRUPTED = "not answered: the run was interrupted (the same command again asks it)"
+"""The error of a test a run cut short never got to: the level it belongs to is recorded, never stored."""
+
+
 class _Sweeper:
     def __init__(
         self,
@@ -136,6 +140,8 @@ class _Sweeper:
         self.observer, self.on_model, self.repeats = observer, on_model, repeats
         self.facts, self.listed = facts, listed
         self.gates: dict[str, FirstAlone] = {}
+        self.done: dict[tuple[str, Effort | None], list[TestResult]] = {}
+        """Each running level's finished tests, so that an interrupted level is recorded with what it got."""
         self.budget = BodyBudget.for_bodies(MAX_BODY_BYTES)
         """Large answers read and judged at once, for every model and level of the sweep together."""
 
@@ -149,8 +155,11 @@ class _Sweeper:
         label: Effort = effort or "none"
         self.observer.level_started(model, label, effort is not None, len(self.suite.tests) * self.repeats)
 
+        finished = self.done.setdefault((model, effort), [])
+
         async def one(test: Test, repeat: int) -> TestResult:
             result = await run_test(self.backend, test, model, effort, self.gate(model), repeat, self.budget)
+            finished.append(result)
             self.observer.test_done(model, label, result)
             return result
 
@@ -240,11 +249,31 @@ class _Sweeper:
             async with asyncio.TaskGroup() as group:
                 tasks = [group.create_task(self.level(swept.model, effort)) for effort in efforts]
         except asyncio.CancelledError:
-            # Interrupted: keep every level that finished, nothing half-done.
+            # Interrupted: keep every level that finished; one cut short is recorded with the tests it finished,
+            # the others marked unanswered, so it is never stored as a profile.
             finished = [t for t in tasks if t.done() and not t.cancelled() and t.exception() is None]
-            await self._keep(swept, [t.result() for t in finished])
+            done = [t.result() for t in finished]
+            cut = [e for e, t in zip(efforts, tasks, strict=False) if t not in finished]
+            await self._keep(swept, done + [p for e in cut if (p := self._cut_short(swept.model, e)) is not None])
             raise
         return [task.result() for task in tasks]
+
+    def _cut_short(self, model: str, effort: Effort | None) -> LevelResult | None:
+        """The level of ``model`` at ``effort`` as far as it got when the run was interrupted; None when nowhere."""
+        finished = self.done.get((model, effort)) or []
+        if not finished:
+            return None
+        got = {(r.test.name, r.repeat) for r in finished}
+        unanswered = [
+            TestResult(test, "error", 0.0, (), INTERRUPTED, repeat)
+            for test in self.suite.tests
+            for repeat in range(1, self.repeats + 1)
+            if (test.name, repeat) not in got
+        ]
+        label: Effort = effort or "none"
+        tests = [*finished, *unanswered]
+        facts = self.facts.get(model)
+        return level_result(self.backend, self.suite, model, label, effort is not None, tests, self.repeats, facts)
 
     async def _keep(self, swept: ModelSweep, levels: list[LevelResult]) -> None:
         self._sampling_effect(swept, levels)
@@ -255,7 +284,13 @@ class _Sweeper:
     async def _once(self, swept: ModelSweep, note: str) -> ModelSweep:
         swept.notes.append(note)
         self.observer.note(note)
-        await self._keep(swept, [await self.level(swept.model, None)])
+        try:
+            level = await self.level(swept.model, None)
+        except asyncio.CancelledError:
+            cut = self._cut_short(swept.model, None)
+            await self._keep(swept, [cut] if cut is not None else [])
+            raise
+        await self._keep(swept, [level])
         return swept
 
 
