@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, ServerFacts, masked_response
+from tsuka_core.errors import StoreError
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import connect, response_from_json
 from tsuka_core.terms import Effort
@@ -114,7 +115,13 @@ class ResponseCache:
 
     def _write(self) -> None:
         """Write what is waiting, a transaction per batch, until :meth:`close` says stop."""
-        db = connect(self.path)
+        try:
+            db = connect(self.path)
+        except (StoreError, OSError) as exc:  # the file cannot be opened: answers are taken and dropped, said at close
+            self._failed = exc
+            while self._pending.get() is not None:
+                pass
+            return
         try:
             done = False
             while not done:
