@@ -107,7 +107,8 @@ class ResponseCache:
         text, cut = bounded_response_json(response)
         if cut:  # an answer too large to keep whole is asked again, never replayed cut
             return
-        self._conn()
+        if self._closed:
+            raise RuntimeError(f"the response cache {self.path} is closed")
         if self._writer is None:
             self._writer = threading.Thread(target=self._write, name="tsuka-answers", daemon=True)
             self._writer.start()
