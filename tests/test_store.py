@@ -175,8 +175,11 @@ def test_incomplete_level_is_never_a_profile() -> None:
 
 
 def test_extra_cannot_replace_a_profile_field() -> None:
-    with pytest.raises(ValueError, match="tier"):
-        profile_from_level(level(extra={"tier": "large"}))
+    """A backend's (or a hand-edited history's) field named like one of the profile's own is kept apart."""
+    stored = profile_from_level(level(extra={"tier": "large", "sampling": {"seed": 1}}))
+    assert stored["tier"] == profile_from_level(level())["tier"]
+    assert stored["backendExtra"] == {"tier": "large"}
+    assert stored["sampling"] == {"seed": 1}
 
 
 # --- dumps_store ----------------------------------------------------------------------------------------------------
