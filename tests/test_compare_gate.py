@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from answerers import perfect, which_test
 from history_helpers import invoke
+from history_helpers import invoke as run_tsuka
 from loopback import LoopbackServer, Reply
 
 from tsuka_core.cli.exits import REGRESSED
@@ -147,3 +149,25 @@ def test_repeated_runs_count_with_their_mean_and_a_flaky_test_fails(tmp_path: Pa
     assert "══ run 1 m@none word_1, run 1 of 3: score 1.00" in result.stdout
     profiles = invoke("compare", "m@none", "last~1", "--profiles", store)  # the stored profile is run 2's
     assert "word_1                       0.92 → 1.00  fail → pass  (instruction)" in profiles.stdout
+
+
+def test_a_drop_measured_with_other_settings_is_said_to_coincide_with_them(tmp_path: Path) -> None:
+    """Two settings against one model: compare states every difference, the gate says the drop coincides."""
+
+    def short_answers(body: dict[str, Any], n: int) -> Reply:
+        if body.get("max_tokens", 0) < 100 and which_test(body)[0].startswith("json_"):
+            return Reply.text("{", usage=(12, 24))  # a limit too low for JSON
+        return perfect(body, n)
+
+    store = tmp_path / "models_profile.json"
+    with LoopbackServer(short_answers, models=("m1",)) as server:
+        for tokens in ("512", "24"):
+            done = run_tsuka("run", "m1", "--base-url", server.base_url, "--profiles", store, "-e", "none",
+                             "--max-tokens", tokens)  # fmt: skip
+            assert done.exit_code == 0, done.stderr
+    shown = run_tsuka("compare", "1", "2", "--profiles", store, "--json", "--fail-on-regression")
+    data = json.loads(shown.stdout)
+    assert "maxTokens 512 → 24" in data["settingsChanged"]
+    assert data["hasRegression"]
+    assert data["regressions"][-1].startswith("the drop coincides with changed settings (maxTokens 512 → 24")
+    assert any("were measured with different settings (maxTokens 512 → 24" in note for note in data["notes"])

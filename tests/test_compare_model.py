@@ -163,8 +163,8 @@ def test_the_json_has_the_documented_shape() -> None:
     json.dumps(data)  # plain JSON types only
     assert data["compareVersion"] == COMPARE_VERSION
     assert set(data) == {
-        "compareVersion", "a", "b", "commonTestsOnly", "noiseTest", "hasRegression", "onlyTierDropsFail",
-        "regressions", "notes", "levels", "unpairedA", "unpairedB",
+        "compareVersion", "a", "b", "settingsChanged", "commonTestsOnly", "noiseTest", "hasRegression",
+        "onlyTierDropsFail", "regressions", "notes", "levels", "unpairedA", "unpairedB",
     }  # fmt: skip
     assert data["a"] == {
         "kind": "run", "ref": "1", "label": "run 1", "testsHash": "hash1", "suite": "suite", "measuredAt": "2026-01-01"

@@ -15,6 +15,7 @@ from tsuka_core.compare.model import (
 )
 from tsuka_core.compare.paired import NOISE_TEST, PairedSample, paired_interval
 from tsuka_core.compare.resolution import detectable_drop
+from tsuka_core.compare.settings import differences
 from tsuka_core.compare.sides import Side, SideLevel, SideTest
 from tsuka_core.engine.reliability import Tries, reliability
 from tsuka_core.errors import UsageError
@@ -41,7 +42,13 @@ def compare(a: Side, b: Side, *, common_tests: bool = False) -> Comparison:
             f"{b.info.suite_hash or '?'}; compare only the tests both have with --common-tests"
         )
     levels = tuple(_level(la, lb) for la, lb in pairs)
+    changed = tuple(differences(a.settings, b.settings))
     notes = [*a.notes, *b.notes]
+    if changed:
+        notes.append(
+            f"{a.info.label} and {b.info.label} were measured with different settings ({'; '.join(changed)}): "
+            "a change of score may come from them, not from the model"
+        )
     for level in levels:
         if level.only_a or level.only_b:
             notes.append(
@@ -57,6 +64,7 @@ def compare(a: Side, b: Side, *, common_tests: bool = False) -> Comparison:
         notes=tuple(notes),
         unpaired_a=unpaired_a,
         unpaired_b=unpaired_b,
+        settings_changed=changed,
     )
 
 

@@ -272,10 +272,16 @@ class Comparison:
     unpaired_a: tuple[str, ...] = ()
     """Levels of side A with no counterpart on side B."""
     unpaired_b: tuple[str, ...] = ()
+    settings_changed: tuple[str, ...] = ()
+    """Each setting the sides were measured with that differs (``maxTokens 512 → 24``)."""
 
     def regressions(self) -> tuple[str, ...]:
-        """Every reason, one line each, for which ``--fail-on-regression`` fails."""
-        return tuple(line for level in self.levels for line in level.regressions())
+        """Every reason, one line each, for which ``--fail-on-regression`` fails; and whether settings changed too."""
+        found = tuple(line for level in self.levels for line in level.regressions())
+        if found and self.settings_changed:
+            changed = "; ".join(self.settings_changed)
+            found += (f"the drop coincides with changed settings ({changed}): it may come from them, not the model",)
+        return found
 
     @property
     def has_regression(self) -> bool:
@@ -293,6 +299,7 @@ class Comparison:
             "compareVersion": COMPARE_VERSION,
             "a": self.side_a.to_json(),
             "b": self.side_b.to_json(),
+            "settingsChanged": list(self.settings_changed),
             "commonTestsOnly": self.common_tests_only,
             "noiseTest": self.noise_test,
             "hasRegression": self.has_regression,

@@ -8,11 +8,12 @@ its recommended effort.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tsuka_core.compare.model import SideInfo, TestStatus
+from tsuka_core.compare.settings import profile_settings, run_settings
 from tsuka_core.errors import StoreError, SuiteError, UsageError
 from tsuka_core.judge.scoring import mean_score
 from tsuka_core.storage.history_query import StoredLevel, StoredTest, StoredTestRuns, is_run_ref, load_run
@@ -77,6 +78,8 @@ class Side:
     info: SideInfo
     levels: tuple[SideLevel, ...]
     notes: tuple[str, ...] = ()
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """What it was measured with (``compare.settings``): backend, server, token limit, sampling, repeats."""
 
     def level(self, key: str) -> SideLevel | None:
         """The level ``model@effort``, or None."""
@@ -101,7 +104,7 @@ def _run_side(ref: str, history: Path) -> Side:
     suite = suite_label(Path(run.suite_path)) if run.suite_path else ""
     info = SideInfo("run", ref, f"run {run.id}", run.suite_hash, suite, run.started_at)
     notes = [f"run {run.id} is {run.status}"] if run.status != "ok" else []
-    return Side(info, tuple(_run_level(level) for level in run.levels), tuple(notes))
+    return Side(info, tuple(_run_level(level) for level in run.levels), tuple(notes), run_settings(run))
 
 
 def _run_level(level: StoredLevel) -> SideLevel:
@@ -152,7 +155,7 @@ def _profile_side(ref: str, store: Path, weights: Weights) -> Side:
     tests = tuple(_profile_test(entry, i, key, store, known or {}) for i, entry in _entries(profile, key, store))
     scores = {c: float(s) for c, s in (profile.scores or {}).items()}
     level = SideLevel(key, profile.tier or "", scores, tests)
-    return Side(info, (level,), tuple(notes))
+    return Side(info, (level,), tuple(notes), profile_settings(profile))
 
 
 def _holding(data: StoreData, ref: str) -> StoreData:
