@@ -16,6 +16,7 @@ from loopback import Reply
 from tsuka_core.backends.base import ChatResponse
 from tsuka_core.engine.answer_faults import IN_TEXT, answer_fault
 from tsuka_core.judge.answer import Answer, ToolCall
+from tsuka_core.judge.checks import ROLES, check_roles
 from tsuka_core.judge.textcalls import text_tool_call
 from tsuka_core.plugins.registry import Registry
 from tsuka_core.suite.model import Suite
@@ -89,6 +90,12 @@ def test_each_kind_is_named(response: ChatResponse, kind: str, said: str) -> Non
     assert said in found[1]
 
 
+def roles_of(registry: Registry, failed: set[str]) -> set[str]:
+    """The roles the built-in check types called ``failed`` declare: what the engine reads from their failure."""
+    found = [registry.check_type(name) for name in failed]
+    return {role for cls in found if cls is not None for role in check_roles(cls)}
+
+
 @pytest.mark.parametrize(
     ("response", "failed", "kind", "said"),
     [
@@ -133,9 +140,9 @@ def test_each_kind_is_named(response: ChatResponse, kind: str, said: str) -> Non
     ],
 )
 def test_each_kind_of_a_failed_tool_step_is_named(
-    response: ChatResponse, failed: set[str], kind: str, said: str
+    response: ChatResponse, failed: set[str], kind: str, said: str, registry: Registry
 ) -> None:
-    found = answer_fault(response, [FIND], "find_customer", failed)
+    found = answer_fault(response, [FIND], "find_customer", roles_of(registry, failed))
     assert found is not None
     assert found == (kind, found[1])
     assert said in found[1]
@@ -258,7 +265,25 @@ def test_an_abstention_is_never_credited_to_a_malformed_call(registry: Registry)
     assert check_type is not None
     judged = check_type(check_type.params_model.model_validate({})).evaluate(Answer("", malformed.tool_calls, [FIND]))
     assert judged.status == "failed"
-    assert answer_fault(malformed, [FIND], None, {"tool_not_called"}) == (
+    assert answer_fault(malformed, [FIND], None, roles_of(registry, {"tool_not_called"})) == (
         "call_count",
         "called send_email where no call was wanted",
     )
+
+
+def test_every_built_in_tool_check_declares_its_roles_and_an_undeclared_plugin_keeps_0_2s_reading(
+    registry: Registry,
+) -> None:
+    from tsuka_core import CheckType
+
+    tool_types = {name: cls for name, cls in registry.check_types.items() if name.startswith("tool")}
+    assert tool_types
+    for name, cls in tool_types.items():
+        if cls.__module__.startswith("tsuka_checks_builtin"):
+            assert cls.roles is not None, name
+            assert set(cls.roles) <= set(ROLES), name
+
+    class OldArgs(CheckType):  # type: ignore[type-arg]
+        name = "tool_args_old"
+
+    assert check_roles(OldArgs) == {"judges_arguments"}

@@ -39,6 +39,7 @@ class ToolCallsMatch(CheckType[CallsMatchParams]):
     """
 
     name = "tool_calls_match"
+    roles = frozenset[str]()
     params_model = CallsMatchParams
     example: ClassVar[Mapping[str, Any]] = {
         "calls": [

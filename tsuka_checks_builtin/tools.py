@@ -85,6 +85,7 @@ class ToolCalled(CheckType[ToolNameParams]):
     """Pass when the first tool call is of the tool `value`."""
 
     name = "tool_called"
+    roles = frozenset({"expects_call", "names_tool"})
     params_model = ToolNameParams
     example: ClassVar[Mapping[str, Any]] = {"value": "find_customer", "weight": 2}
 
@@ -100,6 +101,7 @@ class ToolNotCalled(CheckType[OptionalToolNameParams]):
     """Pass when no tool is called (or, with `value`, when that tool is not called), in tool_calls or in the text."""
 
     name = "tool_not_called"
+    roles = frozenset({"forbids_call", "counts_calls"})
     params_model = OptionalToolNameParams
     example: ClassVar[Mapping[str, Any]] = {"value": "send_email"}
 
@@ -119,6 +121,7 @@ class ToolArgEquals(CheckType[ArgEqualsParams]):
     """Pass when argument `arg` of the first tool call equals `value` (JSON-typed equality)."""
 
     name = "tool_arg_equals"
+    roles = frozenset({"judges_arguments"})
     params_model = ArgEqualsParams
     example: ClassVar[Mapping[str, Any]] = {"arg": "append", "value": True, "weight": 3}
 
@@ -136,6 +139,7 @@ class ToolArgRegex(CheckType[ArgRegexParams]):
     """Pass when the pattern `value` is found in argument `arg` of the first tool call."""
 
     name = "tool_arg_regex"
+    roles = frozenset({"judges_arguments"})
     params_model = ArgRegexParams
     example: ClassVar[Mapping[str, Any]] = {"arg": "name", "value": r"\bdaniel\s+hughes\b"}
 
@@ -154,6 +158,7 @@ class ToolCallCount(CheckType[CallCountParams]):
     """Pass when the answer makes exactly `value` tool calls (or at least `value`, with `mode` "at_least")."""
 
     name = "tool_calls_count"
+    roles = frozenset({"expects_call", "counts_calls"})
     params_model = CallCountParams
     example: ClassVar[Mapping[str, Any]] = {"value": 2, "mode": "exactly"}
 
@@ -168,6 +173,7 @@ class ToolCallAt(CheckType[CallAtParams]):
     """Pass when the answer's tool call at position `index` (0 = first) is of the tool `value`."""
 
     name = "tool_call_at"
+    roles = frozenset({"expects_call", "counts_calls"})
     params_model = CallAtParams
     example: ClassVar[Mapping[str, Any]] = {"index": 1, "value": "get_weather"}
 
@@ -183,6 +189,7 @@ class ToolArgAt(CheckType[ArgAtParams]):
     """Pass when argument `arg` of the tool call at position `index` (0 = first) equals `value` (JSON-typed)."""
 
     name = "tool_arg_at"
+    roles = frozenset({"expects_call", "judges_arguments"})
     params_model = ArgAtParams
     example: ClassVar[Mapping[str, Any]] = {"index": 1, "arg": "city", "value": "Oslo"}
 

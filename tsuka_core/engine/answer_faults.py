@@ -78,10 +78,6 @@ def faults_line(counts: Mapping[str, Any]) -> str:
     return ", ".join(f"{n} {label}" for label, n in shown if n > 0)
 
 
-_CALL_CHECKS = frozenset({"tool_called", "tool_calls_count", "tool_call_at", "tool_arg_at"})
-"""Check types whose failure, in an answer without a call, means the model abstained."""
-_COUNT_CHECKS = frozenset({"tool_calls_count", "tool_call_at", "tool_not_called"})
-
 IN_TEXT = "tool call in the answer text, not parsed by the server"
 
 
@@ -90,8 +86,8 @@ def answer_fault(
 ) -> tuple[Fault, str] | None:
     """The kind of a failed answer and a one-line detail naming it; None when nothing plain went wrong.
 
-    ``tools`` are the tools offered; ``expected`` the tool a ``tool_called`` check wanted, if any;
-    ``failed`` the types of the step's checks that failed.
+    ``tools`` are the tools offered; ``expected`` the tool a ``names_tool`` check wanted, if any;
+    ``failed`` the roles (``CheckType.roles``) of the step's checks that failed.
     """
     if not response.text and not response.tool_calls and _thought(response):
         spent = response.reasoning_tokens or response.completion_tokens
@@ -104,10 +100,10 @@ def answer_fault(
         name = text_tool_call(response.text)
         if name is not None:
             return "in_text", f"{IN_TEXT} ({name})" if name else IN_TEXT
-        if _CALL_CHECKS & set(failed):
+        if "expects_call" in failed:
             return "abstained", f"abstained: answered without calling {expected or 'a tool'}"
         return None
-    if "tool_not_called" in failed:
+    if "forbids_call" in failed:
         return "call_count", f"called {_names(response.tool_calls)} where no call was wanted"
     malformed = next((c for c in response.tool_calls if c.arguments_problem is not None), None)
     if malformed is not None and malformed is not response.tool_calls[0]:
@@ -115,9 +111,9 @@ def answer_fault(
     found = _call_fault(response.tool_calls[0], tools, expected)
     if found is not None:
         return found
-    if _COUNT_CHECKS & set(failed):
+    if "counts_calls" in failed:
         return "call_count", f"{len(response.tool_calls)} tool call(s): {_names(response.tool_calls)}"
-    if any(kind.startswith("tool_arg") for kind in failed):
+    if "judges_arguments" in failed:
         return "wrong_arguments", f"wrong arguments: {_names(response.tool_calls)}"
     return None
 

@@ -18,7 +18,7 @@ from tsuka_core.engine.kept import kept_answer
 from tsuka_core.engine.results import CheckResult, StepResult, TestResult
 from tsuka_core.errors import RequestError
 from tsuka_core.judge.answer import Answer, ToolCall
-from tsuka_core.judge.checks import run_check
+from tsuka_core.judge.checks import check_roles, run_check
 from tsuka_core.judge.outcome import Outcome
 from tsuka_core.judge.scoring import score_checks
 from tsuka_core.masking import mask_text
@@ -54,11 +54,12 @@ def _judged(step: Step, request: ChatRequest, response: ChatResponse, index: int
     An answer left empty by thinking fails every check: it is never scored as if the model had answered.
     """
     checks = _judge(step, Answer(response.text, judged_calls(response), request.tools))
-    failed = {c.type for c in checks if c.outcome.status == "failed"}
+    failed_checks = [c for c, r in zip(step.checks, checks, strict=True) if r.outcome.status == "failed"]
+    failed = {role for c in failed_checks for role in check_roles(type(c.impl))}
     found = None
-    if failed or not (response.text or response.tool_calls):
-        expected = next((_wanted_tool(c) for c in step.checks if c.type == "tool_called"), None)
-        found = answer_fault(response, request.tools, expected, failed)
+    if failed_checks or not (response.text or response.tool_calls):
+        named = (_wanted_tool(c) for c in step.checks if "names_tool" in check_roles(type(c.impl)))
+        found = answer_fault(response, request.tools, next(named, None), failed)
     kept, shortened = kept_answer(response)
     if found is None:
         return StepResult(index, True, checks, request.messages, kept, None, shortened)

@@ -14,12 +14,14 @@ from tsuka_core.judge.outcome import Outcome
 from tsuka_core.judge.patterns import KNOWN_FLAGS, Pattern, PatternTimeout
 
 __all__ = [
+    "ROLES",
     "ArgParams",
     "CheckParams",
     "CheckType",
     "NoParams",
     "PathParams",
     "RegexParams",
+    "check_roles",
     "describe",
     "first_call_argument",
     "json_at_path",
@@ -142,6 +144,10 @@ class CheckType(Generic[P]):
     params_model: ClassVar[type[CheckParams]] = NoParams
     example: ClassVar[Mapping[str, Any] | None] = None
     """One check as written in a test file (``{"type": ..., ...}``), shown in the generated docs."""
+    roles: ClassVar[frozenset[str] | None] = None
+    """What its failure tells the engine, which names the kind of a failed answer from it (docs/plugins.md):
+    ``expects_call`` (failing without a call means the model abstained), ``forbids_call``, ``counts_calls``,
+    ``judges_arguments``, ``names_tool`` (its ``value`` is the tool expected). None: 0.2's reading by name."""
 
     def __init__(self, params: P) -> None:
         self.params = params
@@ -149,6 +155,17 @@ class CheckType(Generic[P]):
     def evaluate(self, answer: Answer) -> Outcome:
         """Judge one answer."""
         raise NotImplementedError
+
+
+ROLES = ("expects_call", "forbids_call", "counts_calls", "judges_arguments", "names_tool")
+"""Every role a check type may declare (:attr:`CheckType.roles`)."""
+
+
+def check_roles(check_type: type[CheckType[Any]]) -> frozenset[str]:
+    """The roles ``check_type`` declares; one declaring none is read as 0.2 read it (``tool_arg*`` judges arguments)."""
+    if check_type.roles is not None:
+        return check_type.roles
+    return frozenset({"judges_arguments"}) if check_type.name.startswith("tool_arg") else frozenset()
 
 
 def describe(check_type: type[CheckType[Any]]) -> str:
