@@ -127,8 +127,9 @@ _SHOWN = (
 def figures_line(figures: object) -> str | None:
     """The figures on one line, p50/p95 each, with what a streamed figure includes; None when there are none.
 
-    ``TTFT 406/520 ms, prefill 1,180/900 tok/s (queue wait included), decode 49.9/45.1 tok/s, latency ...``.
-    Read leniently: a figure stored damaged is left out.
+    ``p50/p95: TTFT 406.0/520.3 ms, decode 49.9/45.1 tok/s, prefill 1,180.0/900.2 tok/s, latency ...; TTFT and
+    prefill include time queued at the server`` (the last part for figures measured on a stream). Read
+    leniently: a figure stored damaged is left out.
     """
     if not isinstance(figures, dict):
         return None

@@ -167,6 +167,11 @@ class _Sweeper:
         tests = await all_or_none(runs)  # a refused effort (or a cancel) ends the level: no run may still go out
         for note in self.backend.take_notes():
             self.observer.note(f"{model}: {note}")
+        return self._scored(model, effort, tests)
+
+    def _scored(self, model: str, effort: Effort | None, tests: Sequence[TestResult]) -> LevelResult:
+        """The level of ``model`` at ``effort`` (None: not applied, stored as none) from its tests' results."""
+        label: Effort = effort or "none"
         facts = self.facts.get(model)
         return level_result(self.backend, self.suite, model, label, effort is not None, tests, self.repeats, facts)
 
@@ -270,10 +275,7 @@ class _Sweeper:
             for repeat in range(1, self.repeats + 1)
             if (test.name, repeat) not in got
         ]
-        label: Effort = effort or "none"
-        tests = [*finished, *unanswered]
-        facts = self.facts.get(model)
-        return level_result(self.backend, self.suite, model, label, effort is not None, tests, self.repeats, facts)
+        return self._scored(model, effort, [*finished, *unanswered])
 
     async def _keep(self, swept: ModelSweep, levels: list[LevelResult]) -> None:
         self._sampling_effect(swept, levels)

@@ -178,7 +178,7 @@ def gate_tools(
     if cap.limit is not None and len(visible) > cap.limit:
         visible, decisions = _within_tolerance(visible, decisions, cap.limit, subject, hidden)
     if cap.limit is not None and (cap.safe_side or any(d.over_tolerance for d in decisions)):
-        notes.append(str(cap_note(cap, subject, len(hidden))))
+        notes.append(cap_note(cap, subject, len(hidden)))
     return GateResult(
         model, used, source, tier, profiled, status, tuple(visible), tuple(hidden), tuple(notes), tuple(decisions), cap
     )

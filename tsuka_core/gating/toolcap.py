@@ -15,6 +15,7 @@ The rule (docs/gating.md, "The tool-count cap"), failing closed:
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -134,8 +135,6 @@ def _reason(status: str) -> str:
 
 
 def _shown(value: Any) -> str:
-    import json
-
     try:
         text = json.dumps(value, allow_nan=True)
     except (TypeError, ValueError):
@@ -143,10 +142,8 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def cap_note(cap: ToolCap, subject: str, hidden: int) -> str | None:
-    """The line a caller is told about ``cap`` for ``subject`` (None when there is no cap)."""
-    if cap.limit is None:
-        return None
+def cap_note(cap: ToolCap, subject: str, hidden: int) -> str:
+    """The line a caller is told about ``cap``, a cap with a limit, for ``subject``."""
     if cap.reason is not None:
         return (
             f"{subject} keeps at most {cap.limit} tool(s), the safe side: {cap.reason}; "
