@@ -12,6 +12,7 @@ PACKAGES = ("tsuka_core", "tsuka_checks_builtin")
 # The layers of tsuka_core, lowest first: a module may import from its own layer and the ones before it.
 LAYERS = (
     ("terms", "errors", "textsafe", "urls", "masking", "timestamps", "deprecated"),
+    ("record",),
     ("judge",),
     ("backends",),
     ("plugins",),

@@ -116,6 +116,10 @@ EXPECTED_STORE = """\
       "backend": "openai",
       "effortApplied": true,
       "usageEstimated": true,
+      "sampling": {
+        "temperature": 0.7,
+        "seed": 7.0e0
+      },
       "intervals": {
         "instruction": [
           1,
@@ -130,11 +134,7 @@ EXPECTED_STORE = """\
           0.75
         ]
       },
-      "tierConfidence": 1,
-      "sampling": {
-        "temperature": 0.7,
-        "seed": 7.0e0
-      }
+      "tierConfidence": 1
     }
   },
   "recommendations": {

@@ -433,6 +433,7 @@ def test_the_store_keeps_the_reference_layout(suite: Suite, registry: Registry, 
             "backend",
             "effortApplied",
             "suite",
+            "sampling",
             "speedSource",
             "speedFigures",
             "toolCallsInText",
@@ -440,7 +441,6 @@ def test_the_store_keeps_the_reference_layout(suite: Suite, registry: Registry, 
             "effortEffective",
             "intervals",
             "tierConfidence",
-            "sampling",
         ]
         assert profile["answerFaults"] == {"wrongArguments": 1}  # the distractor's id passed on
         assert list(profile["scores"]) == ["instruction", "json", "toolCalling"]

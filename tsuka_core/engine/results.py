@@ -199,6 +199,8 @@ class LevelResult:
     """How many times each test was run (``--repeats``)."""
     measured: Mapping[str, Any] = field(default_factory=dict)
     """Profile fields beyond those TSUKA writes (``speedSource``, ``server``...), in profile form."""
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """What every request was sent with, as record fields (``sampling``, ``backendOptions``; ``engine.record``)."""
     confidence: Confidence | None = None
     """The bootstrap of the level's tests, set once by the sweep; None: not computed yet (see ``level_confidence``)."""
 

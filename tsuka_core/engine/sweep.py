@@ -14,6 +14,7 @@ from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.first_request import FirstAlone, ModelRefused
 from tsuka_core.engine.measured import effort_effective, measured_fields, repeats_identical
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
+from tsuka_core.engine.record import level_record, out_of_range, sent_settings
 from tsuka_core.engine.reliability import reliability_fields
 from tsuka_core.engine.results import LevelResult, TestResult, group_runs
 from tsuka_core.engine.runner import run_test
@@ -106,6 +107,7 @@ def level_result(
         extra=extra,
         repeats=repeats,
         measured=measured_fields(tests, facts) | reliability_fields(per_test) | toolcount_fields(per_test),
+        settings=sent_settings(backend.config),
     )
 
 
@@ -281,6 +283,12 @@ class _Sweeper:
         self._sampling_effect(swept, levels)
         # Each level's confidence is computed here, once, off the loop: the profile and the summary read it.
         swept.levels = await asyncio.to_thread(with_confidence, levels) if levels else levels
+        for level in swept.levels:
+            left_out = out_of_range(level_record(level))
+            if left_out:
+                note = f"{level.model}@{level.effort}: out of range, stored as not reported: {', '.join(left_out)}"
+                swept.notes.append(note)
+                self.observer.note(note)
         await self.on_model(swept)
 
     async def _once(self, swept: ModelSweep, note: str) -> ModelSweep:
