@@ -282,14 +282,13 @@ def test_a_model_is_written_in_one_transaction(tmp_path: Path, monkeypatch: pyte
 
 
 def _as_results(levels: Any) -> list[Any]:
-    """Minimal LevelResult stand-ins carrying what the writer reads."""
-    from types import SimpleNamespace
+    """Levels without tests, carrying what the writer reads of the recorded ones."""
+    from tsuka_core.engine.results import LevelResult
 
     return [
-        SimpleNamespace(
-            model=lv.model, effort=lv.effort, effort_applied=True, complete=True, tier=lv.tier, scores={},
-            tokens_per_second=0.0, avg_completion_tokens=0, usage_estimated=False, extra={}, tests=(), repeats=1,
-            backend="openai", provider="url",
+        LevelResult(
+            model=lv.model, effort=lv.effort, effort_applied=True, tests=(), scores={}, tier=lv.tier,
+            tokens_per_second=0.0, avg_completion_tokens=0, backend="openai", provider="url",
         )
         for lv in levels
     ]  # fmt: skip

@@ -99,6 +99,7 @@ def test_a_layout_3_file_reads_a_running_run_as_recorded_and_is_upgraded(
         for column in ("pid", "host", "process_start"):
             conn.execute(f"ALTER TABLE runs DROP COLUMN {column}")
         conn.execute("ALTER TABLE steps DROP COLUMN fault")  # layout 4 added both
+        conn.execute("ALTER TABLE levels DROP COLUMN record")  # layout 5 added it
         conn.execute("PRAGMA user_version = 3")
         conn.commit()
     before = old.read_bytes()
@@ -106,6 +107,6 @@ def test_a_layout_3_file_reads_a_running_run_as_recorded_and_is_upgraded(
     assert old.read_bytes() == before, "reading upgraded the file"
     with closing(connect(old)):
         pass
-    assert rows(old, "PRAGMA user_version")[0][0] == SCHEMA_VERSION == 4
+    assert rows(old, "PRAGMA user_version")[0][0] == SCHEMA_VERSION == 5
     assert [tuple(r) for r in rows(old, "SELECT pid, host, process_start FROM runs")] == [(None, None, None)]
     assert load_run(old, 1).status == "running"

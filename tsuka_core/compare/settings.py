@@ -11,36 +11,38 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tsuka_core.storage.history_query import StoredRun
-from tsuka_core.storage.profile import Profile
+from tsuka_core.record.level import LevelRecord
+from tsuka_core.storage.history_types import StoredRun
 
-__all__ = ["differences", "profile_settings", "run_settings"]
+__all__ = ["differences", "profile_settings", "record_settings", "run_settings"]
 
 _SAMPLING = ("maxTokens", "temperature", "seed", "topK", "repeatPenalty")
 _RUN = ("maxTokens", "temperature", "seed", "backendOptions", "repeats", "modelPath")
 
 
 def run_settings(run: StoredRun) -> dict[str, Any]:
-    """A recorded run's settings: its backend and server, what it was asked with, its levels' sampling."""
+    """A recorded run's settings: its backend and server, what it was asked with, its first level's record."""
     found: dict[str, Any] = {"backend": run.backend, "provider": run.provider}
     found.update({k: run.options[k] for k in _RUN if run.options.get(k) is not None})
-    for level in run.levels:
-        sampling = level.extra.get("sampling")
-        if isinstance(sampling, Mapping):
-            found.update({k: v for k, v in sampling.items() if k in _SAMPLING and v is not None})
-            break
+    if run.levels:
+        found.update(record_settings(run.levels[0].record))
     return found
 
 
-def profile_settings(profile: Profile) -> dict[str, Any]:
-    """A stored profile's settings: backend, provider, repeats and the sampling it recorded."""
-    found: dict[str, Any] = {k: profile.found(k) for k in ("backend", "provider") if profile.found(k) is not None}
-    if profile.repeats:
-        found["repeats"] = profile.repeats
-    sampling = profile.found("sampling")
-    if isinstance(sampling, Mapping):
-        found.update({k: v for k, v in sampling.items() if k in _SAMPLING and v is not None})
+def record_settings(record: LevelRecord) -> dict[str, Any]:
+    """What a level's record says it was measured with: backend, provider, repeats, options and sampling."""
+    found: dict[str, Any] = {k: record.found(k) for k in ("backend", "provider") if record.found(k) is not None}
+    if record.repeats:
+        found["repeats"] = record.repeats
+    if record.backend_options:
+        found["backendOptions"] = record.backend_options
+    sampling = record.sampling or {}
+    found.update({k: v for k, v in sampling.items() if k in _SAMPLING and v is not None})
     return found
+
+
+profile_settings = record_settings
+"""A stored profile's settings: the same reading as any level's record."""
 
 
 def differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:

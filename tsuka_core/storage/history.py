@@ -5,9 +5,10 @@ Layout (``PRAGMA user_version`` is :data:`SCHEMA_VERSION`)::
     runs       one row per run or rescore: suite hash, backend, redacted base URL, models, efforts, options,
                and the process writing it (``pid``, ``host``, ``process_start``; see ``storage.owner``)
     levels     one row per model@effort measured: tier, scores, speed, whether it was stored and recommended,
-               ``repeats``, how many times each test was run (``--repeats``), and where its answers came
+               ``repeats``, how many times each test was run (``--repeats``), where its answers came
                from: ``name`` (the model's name in the profile store), ``endpoint`` (the project file's
-               endpoint), ``backend`` and ``provider`` (NULL: the run's)
+               endpoint), ``backend`` and ``provider`` (NULL: the run's), and ``record``, the level's whole
+               record as the profile store keeps it (``record.LevelRecord``), complete or not
     tests      one row per run of a test of a level: ``repeat`` (which run, from 1), score, status, error,
                the tools offered; ``position`` is the row's order in the level (test by test, runs in order)
     steps      one row per step: the messages sent, the answer (reasoning apart), usage and duration, and
@@ -24,9 +25,9 @@ time it is opened for writing (layout 1 gains ``levels.repeats`` and
 ``tests.repeat``, every existing row reading 1; layout 2 gains the level's
 ``name``, ``endpoint``, ``backend`` and ``provider``, every existing row reading
 NULL: the run's; layout 3 gains ``steps.fault`` and the run's ``pid``, ``host`` and ``process_start``,
-NULL in every existing row: no failure kind, nothing known of its process); opened read-only, it is read as it is,
-a column it lacks
-reading as its default.
+NULL in every existing row: no failure kind, nothing known of its process; layout 4 gains ``levels.record``, the
+level's record, NULL in every existing row: the record is then read from the level's columns); opened read-only,
+it is read as it is, a column it lacks reading as its default.
 
 A run across the endpoints of a project file is one run: its row names every
 endpoint's backend and provider, and each level names its own.
@@ -62,12 +63,13 @@ __all__ = [
     "transaction",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The layout written by this engine; a file with a higher version is refused, never rewritten.
 
 1: the first layout. 2: ``levels.repeats`` and ``tests.repeat`` (``--repeats``). 3: ``levels.name``,
 ``levels.endpoint``, ``levels.backend`` and ``levels.provider`` (one run across several endpoints).
 4: ``runs.pid``, ``runs.host`` and ``runs.process_start``: the process writing the run.
+5: ``levels.record``: the level's record (``record.LevelRecord``) as JSON, the same the profile store keeps.
 """
 
 LOCK_TIMEOUT = 30.0
@@ -113,7 +115,8 @@ CREATE TABLE levels (
     name TEXT,
     endpoint TEXT,
     backend TEXT,
-    provider TEXT
+    provider TEXT,
+    record TEXT
 );
 CREATE INDEX levels_run ON levels(run_id);
 CREATE TABLE tests (
@@ -178,6 +181,7 @@ _UPGRADES: dict[int, tuple[str, ...]] = {
         "ALTER TABLE runs ADD COLUMN host TEXT",
         "ALTER TABLE runs ADD COLUMN process_start TEXT",
     ),
+    4: ("ALTER TABLE levels ADD COLUMN record TEXT",),
 }
 """The statements that take a file from layout N to N + 1, keeping every row (new columns get their default)."""
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tsuka_core.engine.results import UNMEASURED, LevelResult, StepResult, TestResult
+from tsuka_core.engine.record import level_record
+from tsuka_core.engine.results import LevelResult, StepResult, TestResult
 from tsuka_core.masking import masked_options
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import dumps, now, transaction
@@ -115,22 +116,23 @@ def _write_level(
     notes: Sequence[str],
     cached: frozenset[int],
 ) -> None:
-    """One level row (``flags``: stored, recommended), then its tests."""
+    """One level row (``flags``: stored, recommended), then its tests; the figures as its record bounds them."""
     stored, recommended = flags
+    record = level_record(level)
     cursor = db.execute(
         "INSERT INTO levels (run_id, model, effort, effort_applied, complete, tier, scores, tokens_per_second,"
         " avg_completion_tokens, usage_estimated, stored, recommended, extra, notes, repeats, name, endpoint,"
-        " backend, provider) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " backend, provider, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             run_id,
             level.model,
             level.effort,
             level.effort_applied,
             level.complete,
-            level.tier if level.complete or any(t.status == "ok" for t in level.tests) else UNMEASURED,
+            level.shown_tier,
             dumps(dict(level.scores)),
-            level.tokens_per_second,
-            level.avg_completion_tokens,
+            record.tokens_per_second or 0,
+            record.avg_completion_tokens or 0,
             level.usage_estimated,
             stored,
             recommended,
@@ -141,6 +143,7 @@ def _write_level(
             where.endpoint,
             level.backend or None,
             redact_url(level.provider) if level.provider else None,
+            dumps(record.stored()),
         ),
     )
     level_id = cursor.lastrowid
