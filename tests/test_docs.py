@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 import click
 import pytest
 from click.testing import CliRunner
-from devtools import checksdoc, clidoc
+from devtools import checksdoc, clidoc, profiledoc
 from pydantic import Field
 
 import tsuka_core
@@ -338,3 +338,23 @@ def test_the_tutorial_shows_test_files() -> None:
 def test_each_tutorial_test_file_validates(test: dict[str, Any], registry: Registry, tmp_path: Path) -> None:
     suite = _one_test_suite(tmp_path / "suite", test, registry)
     assert suite.tests[0].name == test["name"]
+
+
+# --- the profile's fields, written from the level record --------------------------------------------------------------
+
+
+def test_the_profile_field_table_is_the_level_records() -> None:
+    """docs/profiles.md lists every field of LevelRecord, in the order written, with its docstring as meaning."""
+    page = (DOCS / "profiles.md").read_text(encoding="utf-8")
+    assert profiledoc.rewritten(page) == page, f"docs/profiles.md is out of date: {profiledoc.REGENERATE}"
+    table = profiledoc.field_table()
+    from tsuka_core.record import TSUKA_FIELDS, LevelRecord
+
+    names = [line.split("`")[1] for line in table.splitlines()[2:]]
+    assert names == [str(info.alias) for info in LevelRecord.model_fields.values()]
+    assert tuple(names[: len(TSUKA_FIELDS)]) == TSUKA_FIELDS
+    assert all("tsuka's own" in line for line in table.splitlines()[2 + len(TSUKA_FIELDS) :])
+    assert "| `benchmarkVersion` | integer |" in table
+    assert "| `tokensPerSecond` | number |" in table
+    with pytest.raises(ValueError, match="profile fields"):
+        profiledoc.rewritten("# a page without the section\n")

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import PrivateAttr, StrictBool, StrictInt, field_validator
+from pydantic import Field, PrivateAttr, StrictBool, StrictInt, field_validator
 
 from tsuka_core.record.lenient import (
     Count,
@@ -92,89 +92,111 @@ class LevelRecord(Lenient):
     tier: Tier | None = None
     """``small``, ``medium`` or ``large``, from the three category scores; an entry without one is not a profile."""
     scores: dict[str, Share] | None = None
-    """``instruction``, ``json``, ``toolCalling``: each category's score, 0 to 1, rounded half up to two decimals
-    (a category whose score is not a number from 0 to 1 is left out when read)."""
+    """``instruction``, ``json``, ``toolCalling``: each category's score, 0 to 1, rounded half up to two decimals."""
     tokens_per_second: Rate | None = None
     """Completion tokens per second of generation, one decimal: from the server's own timings or the streamed
-    tokens when every answer has them, else the summed request durations (``speedSource`` says which); 0 when no
-    figure could be believed."""
+    tokens when every answer has them, else the summed request durations (``speedSource`` says which;
+    [measurement.md](measurement.md)); 0 when the figure measured was out of range (the run says so)."""
     tested_at: str | None = None
-    """When the level was measured: ISO 8601 in UTC, with milliseconds and ``Z``."""
-    benchmark_version: Number | None = None
-    """The engine's benchmark version, ``5`` for tsuka (the TypeScript benchmark writes ``4``); any other makes the
-    profile stale."""
+    """When the profile was made: ISO 8601 in UTC, with milliseconds and ``Z``."""
+    benchmark_version: Number | None = Field(default=None, json_schema_extra={"jsonType": "integer"})
+    """The engine's benchmark version, ``5`` for tsuka (the TypeScript benchmark writes ``4``)."""
     tests_hash: str | None = None
-    """The hash of the suite the model was measured with (8 hex digits); another than the suite's hash now makes
-    the profile stale."""
+    """The hash of the suite the model was measured with (8 hex digits)."""
     test_results: list[TestRuns] | None = None
-    """One ``{"name", "category", "score"}`` per test, in suite order; with repeats also ``spread`` and ``runs``."""
+    """One ``{"name", "category", "score"}`` per test, in suite order; ``score`` rounded half up to two decimals."""
     reasoning_effort: str | None = None
     """The level: ``none``, ``low``, ``medium`` or ``xhigh``."""
-    avg_completion_tokens: Tokens | None = None
-    """The mean, over tests, of each test's mean completion tokens per request."""
+    avg_completion_tokens: Tokens | None = Field(default=None, json_schema_extra={"jsonType": "integer"})
+    """The mean, over tests, of each test's mean completion tokens per request; 0 when out of range."""
 
     backend: str | None = None
     """The backend that measured it (``openai``, ``embedded``, or a plugin's)."""
     effort_applied: StrictBool | None = None
     """``false`` when the level could not be applied and the model was measured once without any effort parameter
     (the profile is then always ``@none``)."""
-    suite: str | None = None
-    """The suite measured with: a registered suite's name when its folder was the one measured (``default``,
-    ``extended``, a plugin's), else the folder's full path."""
-    repeats: StrictInt | None = None
-    """Present when each test ran more than once (``--repeats N``): how many times."""
     usage_estimated: StrictBool | None = None
-    """Present only when ``true``: the server sent no token usage, and token figures were estimated from text."""
-    sampling: dict[str, Any] | None = None
-    """The limits and sampling every request was sent with: ``maxTokens``, ``temperature``, ``seed``, and what the
-    backend adds (``topK``, ``topP``, ``repeatPenalty``...); a setting left to the server is absent."""
-    backend_options: dict[str, Any] | None = None
-    """Present when ``--option`` (or a project file's ``options``) set any: the backend options, secret values
-    masked."""
-    speed_source: Literal["server", "stream", "wall"] | None = None
-    """Where ``tokensPerSecond`` came from: ``server`` (the server's own timings), ``stream`` (streamed tokens over
-    their time) or ``wall`` (each request's whole duration, time queued at the server included)."""
-    prompt_tokens_per_second: Rate | None = None
-    """Present when known: prompt tokens per second of prompt processing, one decimal."""
-    time_to_first_token_ms: Millis | None = None
-    """Present when known: the mean milliseconds to an answer's first token, one decimal."""
-    speed_figures: dict[str, dict[str, Any]] | None = None
-    """Per figure (``timeToFirstTokenMs``, ``decodeTokensPerSecond``, ``prefillTokensPerSecond``, ``latencyMs``):
-    ``p50`` and ``p95`` over the level's answers, ``answers``, ``source`` and ``formula``."""
-    avg_reasoning_tokens: Tokens | None = None
-    """Present when the server counts reasoning tokens apart: their mean per request."""
-    tool_calls_in_text: Count | None = None
-    """Present when the suite has tools: how many answers wrote a tool call into their text that the server did
-    not turn into ``tool_calls``."""
-    answer_faults: dict[str, Count] | None = None
-    """Present when any failed answer had a plain cause: counts by failure kind (only kinds that occurred);
-    readers take an absent kind as 0."""
-    server: dict[str, Any] | None = None
-    """Present when the server said anything about itself: ``kind``, ``version``, ``modelFile``, ``slots``,
-    ``supportsTools``, ``supportsParallelToolCalls``, ``supportsReasoningEffort``, each only when given."""
-    tool_calling_server_support: StrictBool | None = None
-    """Present only when ``false``: the server said the model's chat template does not support tools."""
+    """Present only when ``true``: the server sent no token usage, and the token figures were estimated from text
+    length."""
+    repeats: StrictInt | None = None
+    """Present only when a level was measured with ``--repeats N`` above 1: how many times each test ran."""
     pass_hat_k: dict[str, list[Share]] | None = None
-    """Present with ``--repeats N`` above 1: per category, pass^1 .. pass^N (docs/reliability.md), unrounded."""
+    """Present only with ``--repeats N`` above 1: per category with tests, the list pass^1 .. pass^N, each the
+    weighted mean over the category's tests of C(c, k) / C(N, k) (c = runs that scored 1), unrounded; see
+    [reliability.md](reliability.md)."""
     flaky_tests: list[str] | None = None
-    """Present with ``passHatK``: the tests that passed some runs and failed others."""
+    """Present with ``passHatK``: the names of the tests that passed some runs and failed others."""
     tool_count_scores: dict[str, Share] | None = None
-    """Present when the suite offers one task with different numbers of tools: the tool score at each count."""
-    tool_count_tolerance: Number | None = None
-    """With ``toolCountScores``: the largest count up to which every count scores within 0.1 of the one-tool
-    score; ``tsuka gate`` offers at most that many tools (docs/gating.md)."""
+    """Present when the suite offers the same task with one tool and with more (the ``toolcount`` suite): the tool
+    score at each number of tools, ``{"1": 1, "4": 1, "8": 0.9, ...}``."""
+    tool_count_tolerance: Number | None = Field(default=None, json_schema_extra={"jsonType": "integer"})
+    """With ``toolCountScores``: the largest count up to which every count scores within 0.1 of the one-tool score;
+    ``tsuka gate`` offers at most that many tools ([gating.md](gating.md))."""
+    suite: str | None = None
+    """The suite measured with: the name of a registered suite when its folder was the one measured (``default``
+    for the suite installed with tsuka, ``extended`` for ``--suite extended``, or a plugin's suite), else the
+    folder's full path; ``tsuka profiles`` shows it, and ``tsuka profiles``, ``tier`` and ``gate`` judge the
+    profile against it (see [Valid and stale](#valid-and-stale))."""
+    sampling: dict[str, Any] | None = None
+    """The limits and sampling every request was sent with, whatever the backend: ``maxTokens``, ``temperature``
+    and ``seed`` when set (by an option, a project file, or the backend's own default), then what the backend
+    says it sent (``topK``, ``topP``, ``repeatPenalty``...); a setting left to the server is absent.
+    ``tsuka compare`` says when two sides differ in any of them."""
+    backend_options: dict[str, Any] | None = None
+    """Present when ``--option`` (or a project file's ``options``) set any: the backend options, ``stream``
+    among them, with every secret value masked."""
+    speed_source: Literal["server", "stream", "wall"] | None = None
+    """Where ``tokensPerSecond`` came from: ``server`` (the server's own generation timings: llama.cpp
+    ``timings``, Ollama ``eval_duration``), ``stream`` (the completion tokens after the first over the time from
+    the first streamed token to the last), or ``wall`` (each request's whole duration, time queued at the server
+    included)."""
+    prompt_tokens_per_second: Rate | None = None
+    """Present when known: prompt tokens per second of prompt processing, one decimal: from the server's timings
+    (tokens served from its prompt cache left out), or streamed, prompt tokens over the time to the first token."""
+    time_to_first_token_ms: Millis | None = None
+    """Present when known: the mean milliseconds to an answer's first token (with server timings the prompt time,
+    which leaves out time queued for a free slot; streamed, the arrival of the first token, queue included), one
+    decimal."""
+    speed_figures: dict[str, dict[str, Any]] | None = None
+    """Per figure (``timeToFirstTokenMs``, ``decodeTokensPerSecond``, ``prefillTokensPerSecond``,
+    ``latencyMs``), ``p50`` and ``p95`` over the level's answers, ``answers``, ``source`` and ``formula``; only
+    ``latencyMs`` when the speed is wall time ([measurement.md](measurement.md))."""
+    avg_reasoning_tokens: Tokens | None = Field(default=None, json_schema_extra={"jsonType": "integer"})
+    """Present when the server counts reasoning tokens apart (``usage.completion_tokens_details.reasoning_tokens``):
+    their mean per request."""
+    tool_calls_in_text: Count | None = None
+    """Present when the suite has tools: how many answers wrote a tool call into their text (``<tool_call>…``,
+    ``[TOOL_CALLS]``, a bare ``{"name", "arguments"}`` object) that the server did not turn into ``tool_calls``."""
+    answer_faults: dict[str, Count] | None = None
+    """Present when any failed answer had a plain cause: counts by failure kind (only kinds that occurred),
+    ``thinkingOnly`` (no answer after reasoning), ``cutAtLimit`` (stopped at the token limit), ``abstained`` (no
+    call where one was wanted), ``toolCallsInText``, ``invalidArguments`` (a malformed call), ``wrongTool``,
+    ``missingArgument``, ``wrongArguments``, ``extraOrMissingCalls``; [contract.md](contract.md) says when each
+    applies. Readers take an absent kind as 0."""
+    server: dict[str, Any] | None = None
+    """Present when the server said anything about itself: ``kind`` (``llama.cpp``, ``ollama``), ``version``
+    (build), ``modelFile`` (path or digest), ``slots``, ``supportsTools``, ``supportsParallelToolCalls``,
+    ``supportsReasoningEffort`` (the chat template's capabilities), each only when given."""
+    tool_calling_server_support: StrictBool | None = None
+    """Present only when ``false``: the server said the model's chat template does not support tools, so
+    ``toolCalling`` was measured without server tool support."""
     effort_effective: StrictBool | None = None
-    """Present when two or more levels had the effort applied: ``false`` when every level gave identical answers."""
+    """Present when two or more levels were measured with the effort applied: ``false`` when every level gave
+    identical answers and token counts (the server appears to ignore the effort), else ``true``."""
     rescored_from: Count | None = None
-    """Present when the level was judged again from a recorded run's answers: that run's number."""
+    """Present when ``tsuka rescore`` judged the level again from a recorded run's answers: that run's number."""
     intervals: dict[str, Interval | None] | None = None
-    """The 95% interval of each category score, ``[lo, hi]``, from a seeded bootstrap over the level's tests; a
-    category's malformed interval reads as None."""
+    """The 95% interval of each category score, ``{"instruction": [lo, hi], "json": [lo, hi], "toolCalling":
+    [lo, hi]}``, from a seeded bootstrap over the level's tests (see [contract.md](contract.md#5-scores-and-tiers));
+    always holds the measured score; ``[1, 1]`` for a category whose tests all passed; shown by ``tsuka run``,
+    ``tsuka profiles`` and ``tsuka report``."""
     tier_confidence: Share | None = None
-    """The share of bootstrap resamples that give the measured ``tier``; under 0.8 the tier is borderline."""
+    """The share (0 to 1, two decimals) of bootstrap resamples that give the measured ``tier``; under 0.8 the tier
+    is borderline, and ``tsuka run``, ``tsuka profiles`` and ``tsuka report`` say so and advise ``--repeats`` or
+    the extended suite."""
     backend_extra: dict[str, Any] | None = None
-    """Present when a backend (or a hand-edited history) gave a fact named like one of the record's own fields:
-    those facts, kept apart, never replacing the record's."""
+    """Present when a backend (or a hand-edited history) gave a fact named like one of the fields above: those
+    facts, kept apart, never replacing the record's own."""
 
     _left_out: dict[str, Any] = PrivateAttr(default_factory=dict)
 
