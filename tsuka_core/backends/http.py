@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from tsuka_core.backends.bounded import ACCEPT_ENCODING, read_bounded
 from tsuka_core.backends.server_message import one_line, server_message
 from tsuka_core.backends.tls import certificate_refused
-from tsuka_core.errors import RequestError
+from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.masking import mask_text
 from tsuka_core.textsafe import scrub
 from tsuka_core.urls import redact_url
@@ -127,7 +127,7 @@ class _Exchange:
     duration: float
 
 
-class _TransientError(Exception):
+class _TransientError(BackendError):
     """A failure worth another attempt, with the delay the server asked for (if any)."""
 
     def __init__(self, error: RequestError, retry_after: float | None = None) -> None:

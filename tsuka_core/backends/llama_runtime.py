@@ -43,7 +43,7 @@ def tool_template() -> str:
     return files("tsuka_core.backends").joinpath("templates", TOOL_TEMPLATE).read_text(encoding="utf-8")
 
 
-class Cancelled(Exception):  # noqa: N818  (a condition, not a failure)
+class Cancelled(BackendError):  # noqa: N818  (a condition, not a failure)
     """The request was stopped before its answer was complete."""
 
 

@@ -126,7 +126,7 @@ class ProfileTable:
         recommended = " *" if recommended_efforts.get(str(get("model"))) == get("reasoningEffort") else ""
         found = stored_confidence(entry)
         valid, reason = self.judge(entry)
-        sure = stored_reliability({"passHatK": get("passHatK"), "flakyTests": get("flakyTests") or []})
+        sure = stored_reliability(entry)
         self.table.add_row(
             _lines(f"{key}{recommended}", suite_text(get("suite"))),
             _lines(str(get("tier")), confidence_text(found)),

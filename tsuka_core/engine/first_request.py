@@ -7,7 +7,7 @@ from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any
 
-from tsuka_core.errors import RequestError
+from tsuka_core.errors import BackendError, RequestError
 
 __all__ = ["REFUSING_STATUSES", "FirstAlone", "ModelRefused", "refuses_model"]
 
@@ -17,7 +17,7 @@ REFUSING_STATUSES = frozenset({401, 403, 404})
 _HINTS = {401: "check the API key", 403: "check the API key's access to this model"}
 
 
-class ModelRefused(Exception):  # noqa: N818  (a condition the sweep acts on, raised by the runner)
+class ModelRefused(BackendError):  # noqa: N818  (a condition the sweep acts on, raised by the runner)
     """The server refused the model outright (401, 403, 404): no further request is sent for it."""
 
 

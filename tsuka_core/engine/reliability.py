@@ -16,6 +16,7 @@ from math import comb
 from typing import Any
 
 from tsuka_core.engine.results import RepeatedTest
+from tsuka_core.record.level import LevelRecord
 from tsuka_core.terms import CATEGORIES
 
 __all__ = [
@@ -122,21 +123,17 @@ def _weighted(tests: Sequence[Tries], runs: int, k: int) -> float:
     return sum(estimates) / total
 
 
-def stored_reliability(profile: object) -> Reliability | None:
-    """The ``passHatK`` and ``flakyTests`` a stored profile holds; None when absent or not of the expected shape."""
-    if not isinstance(profile, Mapping):
+def stored_reliability(record: LevelRecord | object) -> Reliability | None:
+    """The ``passHatK`` and ``flakyTests`` a level's record holds; None when absent or not of the expected shape.
+
+    ``record`` is a :class:`~tsuka_core.record.LevelRecord`, or any JSON value from a store (read as one).
+    """
+    found = record if isinstance(record, LevelRecord) else LevelRecord.parse(record)
+    table = found.pass_hat_k
+    if not table or "flakyTests" in found.damaged:
         return None
-    table, flaky = profile.get("passHatK"), profile.get("flakyTests", [])
-    if not isinstance(table, Mapping) or not isinstance(flaky, list):
+    lengths = {len(values) for values in table.values()}
+    if len(lengths) != 1 or min(lengths) < 2:
         return None
-    by_category: dict[str, tuple[float, ...]] = {}
-    for category, values in table.items():
-        if not isinstance(category, str) or not isinstance(values, list) or len(values) < 2:
-            return None
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 1 for v in values):
-            return None
-        by_category[category] = tuple(float(v) for v in values)
-    lengths = {len(v) for v in by_category.values()}
-    if len(lengths) != 1:
-        return None
-    return Reliability(lengths.pop(), by_category, tuple(str(name) for name in flaky))
+    by_category = {category: tuple(float(v) for v in values) for category, values in table.items()}
+    return Reliability(lengths.pop(), by_category, tuple(found.flaky_tests or ()))

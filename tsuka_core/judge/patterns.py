@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import regex
 
+from tsuka_core.errors import TsukaError
+
 __all__ = ["DEFAULT_TIMEOUT", "KNOWN_FLAGS", "PathTimeout", "Pattern", "PatternTimeout"]
 
 DEFAULT_TIMEOUT = 1.0
@@ -17,7 +19,7 @@ KNOWN_FLAGS = "imsgu"
 _FLAG_BITS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "g": 0, "u": 0}
 
 
-class PatternTimeout(Exception):  # noqa: N818  (reads as the event it is)
+class PatternTimeout(TsukaError):  # noqa: N818  (reads as the event it is)
     """A search ran past its time limit."""
 
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tsuka_core.errors import StoreError
+from tsuka_core.errors import StoreError, TsukaError
 
 __all__ = ["MAX_FILE_BYTES", "UnreadableFileError", "check_store_link", "make_folders", "read_regular_file"]
 
@@ -34,7 +34,7 @@ _KINDS = {
 }
 
 
-class UnreadableFileError(OSError):
+class UnreadableFileError(TsukaError, OSError):
     """The path is not a regular file, or is larger than the limit; ``str()`` is the reason alone."""
 
     def __str__(self) -> str:
