@@ -45,3 +45,14 @@ def test_an_unreadable_file_is_both_a_tsuka_error_and_an_os_error() -> None:
     assert isinstance(error, OSError)
     assert isinstance(error, TsukaError)
     assert str(error) == "a folder"
+
+
+def test_an_api_key_is_read_from_the_environment_in_one_module() -> None:
+    """backends/apikey.py reads every key (the default variable, --api-key-env, a project file's api_key_env)."""
+    import re
+    from pathlib import Path
+
+    reading = re.compile(r"^.*\bkey\b.*environ(?:\.get\(|\[)", re.IGNORECASE | re.MULTILINE)
+    root = Path(tsuka_core.__file__).parent
+    readers = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if reading.search(p.read_text("utf-8")))
+    assert readers == ["backends/apikey.py"]

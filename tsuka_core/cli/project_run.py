@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 from click.core import ParameterSource
 
+from tsuka_core.backends.apikey import key_is_set
 from tsuka_core.run import plan
 from tsuka_core.run.projectfile import PATH_KEYS, load_project
 from tsuka_core.storage.recorder import safe_options
@@ -106,7 +106,7 @@ def shown(ctx: click.Context, project: Project | None, values: dict[str, Any]) -
         item["base_url"] = redact_url(endpoint.base_url) if endpoint.base_url else None
         item["options"] = safe_options(endpoint.options)
         if endpoint.api_key_env:
-            item["api_key"] = "***" if os.environ.get(endpoint.api_key_env) else "(not set)"
+            item["api_key"] = "***" if key_is_set(endpoint.api_key_env) else "(not set)"
         endpoints.append(item)
     return {"file": str(project.path) if project else None, "run": settings, "endpoints": endpoints}
 

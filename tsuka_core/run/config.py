@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from tsuka_core.backends.apikey import key_in
 from tsuka_core.backends.base import BackendConfig
 from tsuka_core.errors import UsageError
 
 __all__ = ["api_key_from", "backend_config", "replica_urls"]
 
 
-def api_key_from(name: str | None) -> str | None:
-    """The API key held by the variable ``--api-key-env`` names; None without the option; unset is an error."""
-    if name is None:
-        return None
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise UsageError(f"--api-key-env {name!r}: not an environment variable name (e.g. MY_SERVER_KEY)")
-    key = os.environ.get(name, "").strip()
-    if not key:
-        raise UsageError(f"--api-key-env names {name}, which is not set; set {name} to the API key")
-    return key
+api_key_from = key_in
+"""The API key held by the variable ``--api-key-env`` names (``backends.apikey.key_in``)."""
 
 
 def _base_urls(values: Mapping[str, Any]) -> tuple[str, ...]:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import Counter
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from tsuka_core.backends.apikey import key_or_none
 from tsuka_core.engine.taskgroups import each_outcome
 from tsuka_core.errors import TsukaError, UsageError
 
@@ -131,8 +131,8 @@ def _keyed(endpoint: Endpoint, config: BackendConfig) -> BackendConfig:
     """The endpoint's backend configuration with its API key read from the variable it names."""
     if not endpoint.api_key_env:
         return config
-    key = os.environ.get(endpoint.api_key_env)
-    if not key:
+    key = key_or_none(endpoint.api_key_env)
+    if key is None:
         raise UsageError(
             f"endpoint {endpoint.name}: api_key_env names {endpoint.api_key_env}, which is not set; "
             f"set {endpoint.api_key_env} to its API key"

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from tsuka_core.backends.apikey import key_or_none
 from tsuka_core.backends.base import Backend, BackendConfig, check_options
 from tsuka_core.backends.clientpool import spread_client
 from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare
@@ -156,7 +157,7 @@ def make_backend(registry: Registry, name: str, config: BackendConfig, client: h
         raise UsageError(f"unknown backend {name!r}{hint} ('tsuka backends' lists them){registry.missing_hint()}")
     check_options(cls, config.options)
     if config.api_key is None and cls.api_key_env:
-        key = os.environ.get(cls.api_key_env, "").strip() or None
+        key = key_or_none(cls.api_key_env)
         config = replace(config, api_key=key, api_key_from=cls.api_key_env if key else config.api_key_from)
     return cls(config, client)
 
