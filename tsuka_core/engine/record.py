@@ -103,7 +103,8 @@ def _settings(level: LevelResult) -> dict[str, Any]:
     fields = dict(level.settings)
     backend_sampling = level.extra.get("sampling")
     if isinstance(backend_sampling, Mapping):
-        fields["sampling"] = {**fields.get("sampling", {}), **backend_sampling}
+        merged = {**fields.get("sampling", {}), **backend_sampling}
+        fields["sampling"] = {k: v for k, v in merged.items() if v is not None}  # None: left to the server
     return fields
 
 

@@ -201,13 +201,20 @@ def _record(row: sqlite3.Row, run: sqlite3.Row) -> LevelRecord:
         "avgCompletionTokens": row["avg_completion_tokens"],
         "backend": _column(row, "backend") or run["backend"],
         "effortApplied": bool(row["effort_applied"]),
-        "sampling": extra.get("sampling"),
+        "sampling": _sent(extra.get("sampling")),
     }
     if _count(row, "repeats") > 1:
         columns["repeats"] = _count(row, "repeats")
     if row["usage_estimated"]:
         columns["usageEstimated"] = True
     return LevelRecord.parse({k: v for k, v in columns.items() if v is not None})
+
+
+def _sent(sampling: object) -> dict[str, Any] | None:
+    """The sampling a level of an older layout kept in ``extra``, settings left to the server (None) left out."""
+    if not isinstance(sampling, dict):
+        return None
+    return {str(k): v for k, v in sampling.items() if v is not None}
 
 
 def _test(db: sqlite3.Connection, row: sqlite3.Row) -> StoredTest:

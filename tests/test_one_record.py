@@ -1,0 +1,106 @@
+"""One record of a measured level: the profile and the history keep the same one, bounded the same way."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from answerers import perfect
+from history_helpers import invoke
+from loopback import LoopbackServer
+
+from tsuka_core.backends.base import BackendConfig
+from tsuka_core.engine.record import level_record, out_of_range
+from tsuka_core.engine.results import LevelResult
+from tsuka_core.engine.sweep import level_result
+from tsuka_core.record import LevelRecord
+from tsuka_core.storage.history_query import load_run
+from tsuka_core.storage.recorder import RunInfo, RunRecorder
+from tsuka_core.suite.loading import load_suite
+from tsuka_core.testing import ScriptedBackend
+
+pytestmark = pytest.mark.usefixtures("fast_retries")
+
+
+def _level(**changes: Any) -> LevelResult:
+    suite = load_suite("default")
+    backend = ScriptedBackend({}, BackendConfig())
+    return replace(level_result(backend, suite, "m1", "none", True, ()), **changes)
+
+
+@pytest.mark.parametrize(
+    ("changes", "figure"),
+    [
+        ({"tokens_per_second": 1e16}, "tokensPerSecond 1e+16"),
+        ({"avg_completion_tokens": 50_000_000}, "avgCompletionTokens 50000000"),
+        ({"measured": {"timeToFirstTokenMs": 1e12}}, "timeToFirstTokenMs 1000000000000.0"),
+        ({"measured": {"answerFaults": {"cutAtLimit": -1}}}, 'answerFaults {"cutAtLimit": -1}'),
+    ],
+)
+def test_a_figure_out_of_range_is_left_out_and_named(changes: dict[str, Any], figure: str) -> None:
+    record = level_record(_level(**changes))
+    assert out_of_range(record) == [figure]
+    stored = record.stored()
+    name = figure.split(maxsplit=1)[0]
+    if name in ("tokensPerSecond", "avgCompletionTokens"):
+        assert stored[name] == 0  # TSUKA requires the field: 0 is its "not reported"
+    else:
+        assert name not in stored
+    assert LevelRecord.parse(stored).damaged == {}  # what was written reads back whole
+
+
+def test_a_level_with_an_absurd_rate_is_recorded_and_read_back_from_the_history(tmp_path: Path) -> None:
+    history = tmp_path / "h.sqlite"
+    recorder = RunRecorder(history, RunInfo("suite", "hash", "scripted", "scripted", ["m1"], ["none"], {}))
+    recorder.record_levels([_level(tokens_per_second=1e16, avg_completion_tokens=10**9)])
+    recorder.finish("ok")
+    (level,) = load_run(history, 1).levels
+    assert level.tokens_per_second == 0
+    assert level.avg_completion_tokens == 0
+    assert level.record.tokens_per_second == 0
+    assert level.record.damaged == {}
+
+
+def test_every_backend_records_the_settings_it_was_sent_with() -> None:
+    config = BackendConfig(max_tokens=77, temperature=0.3, seed=5, options={"mode": "fast", "token": "sk-secret-1"})
+    level = level_result(ScriptedBackend({}, config), load_suite("default"), "m1", "none", True, ())
+    record = level_record(level).stored()
+    assert record["sampling"] == {"maxTokens": 77, "temperature": 0.3, "seed": 5}
+    assert record["backendOptions"] == {"mode": "fast", "token": "***"}
+
+
+def test_the_profile_and_the_history_keep_the_same_record(tmp_path: Path) -> None:
+    store = tmp_path / "models_profile.json"
+    with LoopbackServer(perfect, models=["m1"]) as server:
+        ran = invoke(
+            "run", "m1", "--base-url", server.base_url, "--profiles", store, "-e", "none", "--max-tokens", "512",
+            "--seed", "3", "--option", "stream=off",
+        )  # fmt: skip
+    assert ran.exit_code == 0, ran.stderr
+    profile = json.loads(store.read_text(encoding="utf-8"))["profiles"]["m1@none"]
+    (level,) = load_run(tmp_path / ".tsuka" / "history.sqlite", 1).levels
+    recorded = level.record.stored()
+    assert {k: v for k, v in profile.items() if k != "testedAt"} == {
+        k: v for k, v in recorded.items() if k != "testedAt"
+    }
+    assert profile["sampling"] == {"maxTokens": 512, "seed": 3}
+    assert profile["backendOptions"] == {"stream": "off"}
+
+
+def test_two_settings_against_one_model_are_both_recorded_and_compared(tmp_path: Path) -> None:
+    store = tmp_path / "models_profile.json"
+    with LoopbackServer(perfect, models=["m1"]) as server:
+        for limit in ("512", "24"):
+            ran = invoke(
+                "run", "m1", "--base-url", server.base_url, "--profiles", store, "-e", "none", "--max-tokens", limit
+            )
+            assert ran.exit_code == 0, ran.stderr
+    history = tmp_path / ".tsuka" / "history.sqlite"
+    limits = [load_run(history, n).levels[0].record.sampling for n in (1, 2)]
+    assert [s["maxTokens"] if s else None for s in limits] == [512, 24]
+    compared = invoke("compare", "1", "2", "--profiles", store)
+    assert compared.exit_code == 0, compared.stderr
+    assert "maxTokens 512 → 24" in compared.stdout
