@@ -390,3 +390,14 @@ models = ["m1"]
     assert {k: (p["backend"], p["provider"], p["tier"]) for k, p in again.items()} == {
         k: (p["backend"], p["provider"], p["tier"]) for k, p in profiles.items()
     }
+
+
+def test_each_endpoints_level_is_the_same_record_in_the_store_and_the_history(swept: Path) -> None:
+    profiles = stored(swept / "store.json")["profiles"]
+    recorded = {lv.key: lv.record.stored() for lv in load_run(history(swept), 1).levels}
+    assert set(recorded) == set(profiles)
+    for key, profile in profiles.items():
+        assert profile["provider"].split()[0] in ("one", "two")
+        assert {k: v for k, v in profile.items() if k != "testedAt"} == {
+            k: v for k, v in recorded[key].items() if k != "testedAt"
+        }

@@ -44,14 +44,16 @@ def sent_settings(config: BackendConfig) -> dict[str, Any]:
     return fields
 
 
-def level_record(level: LevelResult, tested_at: datetime | None = None) -> LevelRecord:
+def level_record(level: LevelResult, tested_at: datetime | None = None, endpoint: str | None = None) -> LevelRecord:
     """The record of ``level``, complete or not; out-of-range figures left out (:func:`out_of_range` names them).
 
-    ``level.extra`` keys named like a record field are kept apart, under :data:`APART`.
+    ``level.extra`` keys named like a record field are kept apart, under :data:`APART`; ``endpoint``, the
+    project file's endpoint that answered, leads the provider (``local http://127.0.0.1:8080/v1``).
     """
+    provider = level.provider or level.backend
     values: dict[str, Any] = {
         "model": level.model,
-        "provider": level.provider or level.backend,
+        "provider": f"{endpoint} {provider}" if endpoint else provider,
         "tier": level.tier,
         "scores": dict(all_categories(level.scores)),
         "tokensPerSecond": level.tokens_per_second,

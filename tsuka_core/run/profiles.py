@@ -12,7 +12,7 @@ from tsuka_core.judge.scoring import tier_rank
 from tsuka_core.storage.store import profile_key
 from tsuka_core.terms import EFFORTS, Effort
 
-__all__ = ["APART", "profile_from_level", "recommend"]
+__all__ = ["APART", "profile_from_level", "recommend", "stored_profiles"]
 
 
 def profile_from_level(level: LevelResult, tested_at: datetime | None = None) -> dict[str, Any]:
@@ -23,6 +23,22 @@ def profile_from_level(level: LevelResult, tested_at: datetime | None = None) ->
     if not level.complete:
         raise ValueError(f"{profile_key(level.model, level.effort)} is incomplete and cannot be stored")
     return level_record(level, tested_at).stored()
+
+
+def stored_profiles(
+    levels: Sequence[LevelResult], name: str, endpoint: str | None = None, tested_at: datetime | None = None
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """What a model's levels put in the store: each complete level's profile by key, and the recommendation.
+
+    ``name`` is the model's name in the store, ``endpoint`` the project file's endpoint that answered (it leads
+    the provider, as in the history's record); a live run, a rescore and a merge all store through here.
+    """
+    complete = [level for level in levels if level.complete]
+    profiles = {
+        profile_key(name, level.effort): level_record(level, tested_at, endpoint).stored() for level in complete
+    }
+    best = recommend(complete)
+    return profiles, ({name: best} if best else {})
 
 
 def recommend(levels: Sequence[LevelResult]) -> Effort | None:

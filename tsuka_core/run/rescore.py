@@ -28,10 +28,10 @@ from tsuka_core.engine.results import LevelResult, TestResult
 from tsuka_core.engine.runner import run_test
 from tsuka_core.engine.sweep import level_result
 from tsuka_core.errors import RequestError, StoreError, WriteFailedError
-from tsuka_core.run.profiles import profile_from_level, recommend
+from tsuka_core.run.profiles import stored_profiles
 from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredTest, load_run
 from tsuka_core.storage.recorder import RunInfo, RunRecorder
-from tsuka_core.storage.store import ProfileStore, profile_key
+from tsuka_core.storage.store import ProfileStore
 from tsuka_core.storage.suite_sections import suite_of
 from tsuka_core.suite.model import Suite, Test
 from tsuka_core.terms import Effort
@@ -230,14 +230,12 @@ def store_rescored(
     for recorded, level in zip(result.source.levels, result.levels, strict=True):
         by_model.setdefault(recorded.name or level.model, []).append(level)
         endpoints[recorded.name or level.model] = recorded.endpoint
-        profile = profile_from_level(level, moment)
-        if recorded.endpoint:
-            profile["provider"] = f"{recorded.endpoint} {profile['provider']}"
-        result.profiles[profile_key(recorded.name or level.model, level.effort)] = profile
     for model, levels in by_model.items():
-        best = recommend(levels)
-        if best:
-            result.recommendations[model] = best
+        if not all(level.complete for level in levels):
+            raise ValueError(f"{model}: a level with errored tests cannot be stored")
+        profiles, recommendations = stored_profiles(levels, model, endpoints[model], moment)
+        result.profiles.update(profiles)
+        result.recommendations.update(recommendations)
     try:
         store.update(result.profiles, result.recommendations, suite_of(next(iter(result.profiles.values()), None)))
     except StoreError as exc:

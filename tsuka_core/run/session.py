@@ -20,7 +20,7 @@ from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, 
 from tsuka_core.engine.sweep import ModelSweep, QuietObserver, SweepObserver, sweep_models
 from tsuka_core.errors import StoreError, UsageError
 from tsuka_core.plugins.registry import Registry
-from tsuka_core.run.profiles import profile_from_level, recommend
+from tsuka_core.run.profiles import stored_profiles
 from tsuka_core.run.replicas import ReplicaSet, replica_set
 from tsuka_core.run.resume import answers_kept, take_up
 from tsuka_core.storage.cache import CachingBackend, cache_stats, served_from_cache
@@ -367,17 +367,11 @@ def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport, opti
     name = options.store_names.get(swept.model, swept.model)
     if swept.stopped:
         report.failed.append(f"{name}: {swept.stopped}")
-    complete = [level for level in swept.levels if level.complete]
     for level in swept.levels:
         if not level.complete:
             causes = "; ".join(level.errors[:3])
             report.failed.append(f"{profile_key(name, level.effort)} not stored: {causes}")
-    profiles = {profile_key(name, level.effort): profile_from_level(level) for level in complete}
-    if options.endpoint:
-        for profile in profiles.values():
-            profile["provider"] = f"{options.endpoint} {profile['provider']}"
-    best = recommend(complete)
-    recommendations = {name: best} if best else {}
+    profiles, recommendations = stored_profiles(swept.levels, name, options.endpoint)
     if options.shard is not None:
         return  # a shard's levels are partial: only the history keeps them, until 'tsuka merge'
     if profiles or recommendations:

@@ -118,7 +118,7 @@ def _write_level(
 ) -> None:
     """One level row (``flags``: stored, recommended), then its tests; the figures as its record bounds them."""
     stored, recommended = flags
-    record = level_record(level)
+    record = level_record(level, endpoint=where.endpoint)
     cursor = db.execute(
         "INSERT INTO levels (run_id, model, effort, effort_applied, complete, tier, scores, tokens_per_second,"
         " avg_completion_tokens, usage_estimated, stored, recommended, extra, notes, repeats, name, endpoint,"
