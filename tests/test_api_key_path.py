@@ -71,3 +71,22 @@ def test_the_provider_docstring_says_what_the_base_class_returns() -> None:
     doc = tsuka_core.Backend.provider.__doc__ or ""
     assert doc.startswith("What profiles record as ``provider``; here the backend's name.")
     assert KeyedBackend(tsuka_core.BackendConfig(), httpx.AsyncClient()).provider == "keyed"
+
+
+def test_server_settings_fill_from_any_options_and_refuse_bad_ones_in_one_line() -> None:
+    from tsuka_core.errors import UsageError
+    from tsuka_core.run.config import ServerSettings
+
+    settings = ServerSettings.of({"base_url": ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"], "max_tokens": 64,
+                                  "backend_option": ["stream=off"], "junit": None, "efforts": ("low",)})  # fmt: skip
+    assert settings.replicas == ("http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1")
+    config = settings.config()
+    assert (config.base_url, config.max_tokens, dict(config.options)) == (
+        "http://127.0.0.1:1/v1",
+        64,
+        {"stream": "off"},
+    )
+    with pytest.raises(UsageError, match="timeout"):
+        ServerSettings.of({"timeout": "soon"})
+    with pytest.raises(UsageError, match="expected KEY=VALUE"):
+        ServerSettings.of({"backend_option": ["stream"]}).config()
