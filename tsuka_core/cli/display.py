@@ -2,30 +2,33 @@
 
 from __future__ import annotations
 
-import math
 import sys
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tsuka_core.cli.reliability_text import reliability_lines
+from tsuka_core.cli.level_head import (
+    TIER_STYLE,
+    HeadOf,
+    confidence_lines,
+    confidence_note,
+    level_head,
+    percent,
+    tier_text,
+)
 from tsuka_core.cli.safe_console import SafeConsole
-from tsuka_core.engine.answer_faults import faults_line
-from tsuka_core.engine.confidence import BORDERLINE, Confidence, level_confidence
-from tsuka_core.engine.reliability import reliability, tries_of
-from tsuka_core.engine.speed_figures import figures_line
-from tsuka_core.storage.profile_confidence import borderline_advice
+from tsuka_core.engine.record import level_record
 from tsuka_core.suite.model import Suite
-from tsuka_core.terms import CATEGORIES
 from tsuka_core.textsafe import one_line
 
 if TYPE_CHECKING:
     from tsuka_core.engine.results import LevelResult, RunScores, TestResult
 
 __all__ = [
+    "TIER_STYLE",
     "confidence_lines",
     "confidence_note",
     "console",
@@ -35,9 +38,8 @@ __all__ = [
     "percent",
     "run_scores",
     "suite_table",
+    "tier_text",
 ]
-
-TIER_STYLE = {"small": "red", "medium": "yellow", "large": "green"}
 
 
 def console(stderr: bool = False) -> Console:
@@ -49,11 +51,6 @@ def console(stderr: bool = False) -> Console:
 def format_weight(weight: float) -> str:
     """A weight as written in a test file: 2, not 2.0."""
     return f"{weight:g}"
-
-
-def percent(score: float) -> str:
-    """A score as a whole percentage; ``?`` for what is not a finite number (a store damaged by hand)."""
-    return f"{round(score * 100)}%" if math.isfinite(score) else "?"
 
 
 def suite_table(suite: Suite) -> Table:
@@ -71,11 +68,6 @@ def suite_table(suite: Suite) -> Table:
             str(test.check_count),
         )
     return table
-
-
-def tier_text(tier: str) -> Text:
-    """A tier name, coloured by rank."""
-    return Text(tier, style=f"bold {TIER_STYLE.get(tier, '')}")
 
 
 class _Run(Protocol):
@@ -97,36 +89,14 @@ def run_scores(runs: Iterable[_Run]) -> str:
 
 
 def level_summary(level: LevelResult) -> Iterable[Text]:
-    """Lines summarising one level: tier, categories, speed, each test's score and failed checks.
+    """Lines summarising one level: its record's head (``cli.level_head``), then each test's score and failed checks.
 
     With repeats, a test shows its mean score, the spread and each run's score;
     a failed check names the run it failed in. Test names, errors and details
     are shown as plain text, never read as markup.
     """
-    applied = "" if level.effort_applied else " (effort not applied)"
-    repeated = f"  ({level.repeats} runs per test)" if level.repeats > 1 else ""
-    sure = level_confidence(level) if level.complete else None
-    yield Text.assemble(
-        (one_line(f"{level.model}@{level.effort}"), "bold"),
-        applied,
-        "  tier ",
-        tier_text(level.shown_tier),
-        confidence_note(sure),
-        repeated,
-    )
-    if not level.measured_any:
-        yield Text("  no test was measured: no scores, no speed", style="red")
-    else:
-        yield _scores_line(level)
-        if figures := figures_line(level.measured.get("speedFigures")):
-            yield Text(f"  speed {figures}", style="dim")
-        if tolerance := tolerance_line(level.measured):
-            yield Text(f"  {tolerance}", style="bold")
-    if said := faults_line(level.measured.get("answerFaults") or {}):
-        yield Text(f"  failure kinds: {said}", style="yellow")
-    if sure is not None:
-        yield from confidence_lines(sure, level.repeats)
-    yield from reliability_lines(reliability(tries_of(level.per_test)) if level.measured_any else None)
+    head = HeadOf(f"{level.model}@{level.effort}", level.shown_tier, level.complete, level.measured_any)
+    yield from level_head(level_record(level), head)
     for group in level.per_test:
         name = group.test.name
         if level.repeats == 1 and group.runs[0].status == "error":
@@ -138,43 +108,6 @@ def level_summary(level: LevelResult) -> Iterable[Text]:
             yield Text(f"    {name:<28} {mean_and_spread(group)}  runs {run_scores(group.runs)}")
         for run in group.runs:
             yield from _run_failures(run, f"run {run.repeat}: " if level.repeats > 1 else "")
-
-
-def _scores_line(level: LevelResult) -> Text:
-    """Categories, speed (and where it came from when not the server's own timings) and answer length."""
-    cats = "  ".join(f"{c} {percent(level.scores.get(c, 0.0))}" for c in CATEGORIES)
-    estimated = " (estimated)" if level.usage_estimated else ""
-    source = level.measured.get("speedSource")
-    how = f" ({source} time)" if source in ("wall", "stream") else ""
-    speed = f"{level.tokens_per_second:g} tok/s{how}"
-    return Text(f"  {cats}  |  {speed}  |  avg {level.avg_completion_tokens} completion tokens{estimated}")
-
-
-def tolerance_line(measured: Mapping[str, Any]) -> str | None:
-    """``tool-count tolerance: 8 tools (tool score by count: 1 100%, 4 100%, 8 95%, 16 70%)``; None without one."""
-    found = measured.get("toolCountTolerance")
-    scores = measured.get("toolCountScores")
-    if not isinstance(found, int) or not isinstance(scores, Mapping):
-        return None
-    by_count = ", ".join(f"{n} {percent(s)}" for n, s in scores.items() if isinstance(s, int | float))
-    return f"tool-count tolerance: {found} tools (tool score by count: {by_count}); tsuka gate offers at most that many"
-
-
-def confidence_note(sure: Confidence | None) -> str:
-    """`` (confidence 0.71)`` to follow a level's tier; empty for a level without confidence."""
-    return f" (confidence {sure.tier_confidence:.2f})" if sure is not None else ""
-
-
-def confidence_lines(sure: Confidence, repeats: int) -> Iterable[Text]:
-    """The 95% interval of each category score, and the advice a borderline tier needs."""
-    spans = "  ".join(f"{c} {percent(sure.intervals[c][0])}-{percent(sure.intervals[c][1])}" for c in CATEGORIES)
-    yield Text(f"  95% intervals: {spans}", style="dim")
-    if sure.borderline:
-        yield Text(
-            f"  borderline: tier confidence {sure.tier_confidence:.2f} is under {BORDERLINE}; "
-            f"{borderline_advice(repeats)}",
-            style="yellow",
-        )
 
 
 def _run_failures(result: TestResult, prefix: str) -> Iterable[Text]:

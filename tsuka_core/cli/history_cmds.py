@@ -19,26 +19,15 @@ from dataclasses import replace
 from rich.table import Table
 from rich.text import Text
 
-from tsuka_core.cli.display import (
-    confidence_lines,
-    confidence_note,
-    console,
-    level_summary,
-    mean_and_spread,
-    percent,
-    run_scores,
-    tier_text,
-)
+from tsuka_core.cli.display import console, level_summary, mean_and_spread, run_scores
 from tsuka_core.cli.exits import FAILED
+from tsuka_core.cli.level_head import HeadOf, level_head
 from tsuka_core.cli.loaded import loaded_registry
 from tsuka_core.cli.options import history_db_option, profiles_option
-from tsuka_core.cli.reliability_text import reliability_lines
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.cli.transcript import check_lines, transcript
-from tsuka_core.engine.answer_faults import fault_counts, faults_line
-from tsuka_core.engine.speed_figures import figures_line, figures_of
+from tsuka_core.engine.results import UNMEASURED
 from tsuka_core.errors import UsageError
-from tsuka_core.report.confidence import recorded_confidence, recorded_reliability
 from tsuka_core.run.rescore import rescore_run, tests_needing_live_run
 from tsuka_core.run.rescore_suite import check_fits, judged_with, recorded_suite
 from tsuka_core.storage.history import default_history_path
@@ -136,29 +125,16 @@ def runs(history_db: Path | None, profiles: Path, limit: int, as_json: bool) -> 
 
 
 def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | str]:
-    """Tier, confidence, scores, intervals and each test's score with its checks; with repeats, mean, spread and runs.
+    """The level's head as its record says (``cli.level_head``), then each test's score with its checks.
 
-    The confidence is the run summary's, recomputed from the recorded scores; a
-    level with errored tests or an unknown tier has none.
+    With repeats, each test's mean, spread and runs. A level recorded by an older tsuka (a history of layout 4
+    or before) has a record read from its columns: no intervals, speed figures or failure kinds to show.
     """
-
-    applied = "" if level.effort_applied else " (effort not applied)"
-    rec = "  recommended" if level.recommended else ""
-    repeated = f"  ({level.repeats} runs per test)" if level.repeats > 1 else ""
     where = f"  endpoint {level.endpoint} ({level.backend} at {level.provider})" if level.endpoint else ""
-    sure = recorded_confidence(level)
-    tier = tier_text(level.tier)
-    yield Text.assemble((level.key, "bold"), applied, "  tier ", tier, confidence_note(sure), rec, repeated, where)
-    cats = "  ".join(f"{c} {percent(s)}" for c, s in level.scores.items())
-    speed = f"{level.tokens_per_second:g} tok/s  |  avg {level.avg_completion_tokens} completion tokens"
-    yield Text(f"  {cats}  |  {speed}")
-    if figures := figures_line(figures_of([s.response for t in level.tests for s in t.steps if s.response])):
-        yield Text(f"  speed {figures}", style="dim")
-    if said := faults_line(fault_counts(s.fault for t in level.tests for s in t.steps)):
-        yield Text(f"  failure kinds: {said}", style="yellow")
-    if sure is not None:
-        yield from confidence_lines(sure, level.repeats)
-    yield from reliability_lines(recorded_reliability(level))
+    measured = level.tier != UNMEASURED
+    yield from level_head(
+        level.record, HeadOf(level.key, level.tier, level.complete, measured, level.recommended, where)
+    )
     for group in level.per_test:
         if level.repeats == 1 and len(group.runs) == 1:
             yield from _single_lines(group.runs[0], every_check=every_check)
