@@ -20,6 +20,7 @@ Judge = Callable[..., Outcome]
 BUILTIN_TYPES = {
     "word_count",
     "line_count",
+    "tool_args_conform",
     "first_word",
     "last_word",
     "contains",
@@ -461,11 +462,14 @@ def test_tool_arg_checks_read_the_first_call_only(judge: Judge) -> None:
     assert judge("tool_arg_regex", "", [first, second], arg="name", value="bob").status == "failed"
 
 
-def test_tool_arguments_given_as_object_or_broken_json_are_read(judge: Judge) -> None:
+def test_tool_arguments_given_as_object_are_read_and_broken_json_is_not_judged(judge: Judge) -> None:
     as_object = call("write_file", {"path": "deploy.log"})
     broken = call("write_file", '{"path": "deploy.log", "append": true')
     assert judge("tool_arg_equals", "", [as_object], arg="path", value="deploy.log").status == "passed"
-    assert judge("tool_arg_equals", "", [broken], arg="append", value=True).status == "passed"
+    repaired = judge("tool_arg_equals", "", [broken], arg="append", value=True)
+    assert repaired == Outcome(
+        "failed", "write_file: arguments were not valid JSON as written (json-repair's reading is not judged)"
+    )
 
 
 @pytest.mark.parametrize("arguments", ["[1, 2]", '"deploy.log"', "42", "null", [1, 2], "not json at all"])

@@ -50,7 +50,8 @@ def test_other_arguments_may_be_present(registry: tsuka_core.Registry) -> None:
         ((weather(0, "Paris"),), "1 tool call(s) (get_weather), expected 2"),
         (
             (weather(0, "Paris"), weather(1, "Paris")),
-            'no call matches get_weather(city="Rome") (calls: get_weather, get_weather)',
+            'no call matches get_weather(city="Rome"): call 0 has city "Paris"; call 1 has city "Paris"'
+            " (calls: get_weather, get_weather)",
         ),
         (
             (weather(0, "Paris"), weather(1, "Rome"), weather(2, "Oslo")),
@@ -58,7 +59,8 @@ def test_other_arguments_may_be_present(registry: tsuka_core.Registry) -> None:
         ),
         (
             (weather(0, "Paris"), call(1, "get_time", '{"city": "Rome"}')),
-            'no call matches get_weather(city="Rome") (calls: get_weather, get_time)',
+            'no call matches get_weather(city="Rome"): call 0 has city "Paris"; call 1 is get_time'
+            " (calls: get_weather, get_time)",
         ),
     ],
 )
@@ -73,7 +75,11 @@ def test_a_malformed_call_matches_nothing(registry: tsuka_core.Registry) -> None
     broken = call(1, "get_weather", '{"city": "Rome"')
     assert broken.repaired
     outcome = judge(registry, (weather(0, "Paris"), broken), calls=[PARIS, ROME])
-    assert outcome == Outcome("failed", 'no call matches get_weather(city="Rome") (calls: get_weather, get_weather)')
+    assert outcome == Outcome(
+        "failed",
+        'no call matches get_weather(city="Rome"): call 0 has city "Paris"; call 1 has arguments that were not valid'
+        " JSON as written (calls: get_weather, get_weather)",
+    )
 
 
 def test_not_exact_allows_more_calls(registry: tsuka_core.Registry) -> None:

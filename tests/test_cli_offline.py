@@ -53,6 +53,7 @@ BUILTIN_TYPES = [
     "tool_arg_at",
     "tool_arg_equals",
     "tool_arg_regex",
+    "tool_args_conform",
     "tool_call_at",
     "tool_called",
     "tool_calls_count",

@@ -69,9 +69,11 @@ def test_schema_has_one_branch_per_check_type(schema: dict[str, Any], registry: 
 
 def test_check_branches_carry_the_params_models(schema: dict[str, Any]) -> None:
     defs = schema["$defs"]
-    assert defs["check-word_count"]["required"] == ["type", "value"]
-    assert defs["check-word_count"]["properties"]["value"]["type"] == "integer"
-    assert defs["check-word_count"]["properties"]["value"]["minimum"] == 0
+    assert defs["check-first_word"]["required"] == ["type", "value"]
+    assert defs["check-word_count"]["required"] == ["type"]
+    assert {"required": ["min"]} in defs["check-word_count"]["anyOf"]  # value, min or max
+    exact = defs["check-word_count"]["properties"]["value"]["anyOf"][0]
+    assert (exact["type"], exact["minimum"]) == ("integer", 0)
     assert sorted(defs["check-tool_arg_regex"]["required"]) == ["arg", "type", "value"]
     assert defs["check-tool_not_called"]["required"] == ["type"]
     assert defs["check-not_empty"]["required"] == ["type"]
@@ -255,4 +257,4 @@ def test_check_schema_of_one_type(registry: Registry) -> None:
     definition, nested = check_schema("word_count", word_count)
     assert nested == {}
     assert definition["title"] == "word_count"
-    assert list(definition["properties"]) == ["type", "weight", "value"]
+    assert list(definition["properties"]) == ["type", "weight", "value", "min", "max", "words"]

@@ -299,13 +299,13 @@ def test_weights_keep_the_type_they_are_written_with(tmp_path: Path, registry: t
 def test_a_check_lists_its_weight_and_parameter_problems_together(
     tmp_path: Path, registry: tsuka_core.Registry
 ) -> None:
-    write_suite(tmp_path, {"t.json": {**OK, "checks": [{"type": "word_count", "valeu": 12, "weight": -2}]}})
+    write_suite(tmp_path, {"t.json": {**OK, "checks": [{"type": "first_word", "valeu": "Hi", "weight": -2}]}})
     with pytest.raises(SuiteError) as caught:
         load_suite(tmp_path, registry)
     assert caught.value.problems == [
         "t.json: checks[0].weight: must be > 0, got -2",
-        "t.json: checks[0].value: required by check type 'word_count'",
-        "t.json: checks[0].valeu: unknown key for check type 'word_count'; did you mean 'value'?",
+        "t.json: checks[0].value: required by check type 'first_word'",
+        "t.json: checks[0].valeu: unknown key for check type 'first_word'; did you mean 'value'?",
     ]
 
 

@@ -98,8 +98,11 @@ def test_run_check_judges_by_name_or_class_and_validates_the_params() -> None:
         "word_count: extra: unknown key for check type 'word_count'",
     ]
     with pytest.raises(tsuka_core.SuiteError) as caught:
-        run_check("word_count", {}, "a")
-    assert caught.value.problems == ["word_count: value: required by check type 'word_count'"]
+        run_check("first_word", {}, "a")
+    assert caught.value.problems == ["first_word: value: required by check type 'first_word'"]
+    with pytest.raises(tsuka_core.SuiteError) as caught:
+        run_check("word_count", {"min": 5, "max": 2}, "a")
+    assert caught.value.problems == ["word_count: parameters: min 5 is above max 2"]
     with pytest.raises(tsuka_core.SuiteError) as caught:
         run_check("regex", {"value": "(", "flags": "q"}, "a")
     assert caught.value.problems == [

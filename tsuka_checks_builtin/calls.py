@@ -2,24 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
+from tsuka_checks_builtin.argsem import declared, type_problem, value_fits
 from tsuka_checks_builtin.json import compact
-from tsuka_core import Answer, CheckParams, CheckType, Outcome, ToolCall, json_equal
+from tsuka_core import Answer, CheckParams, CheckType, Outcome, ToolCall
 
 __all__ = ["ToolCallsMatch"]
 
 
 class ExpectedCall(CheckParams):
-    """One call the answer must make: the tool, and the arguments it must carry (others may be present too)."""
+    """One call the answer must make: the tool, and what its arguments must hold."""
 
     name: str
     """The tool's name (case-sensitive)."""
     arguments: dict[str, Any] = Field(default_factory=dict)
-    """Top-level arguments and the JSON values expected in them (typed: true is not "true")."""
+    """Top-level arguments and the JSON value expected in each (typed: true is not "true")."""
+    accept: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(default_factory=dict)
+    """Top-level arguments and the values accepted in each: any one of them passes."""
+    optional: list[str] = Field(default_factory=list)
+    """Arguments that may be absent; when present, they must hold what `arguments` or `accept` says."""
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Refuse an argument named in both `arguments` and `accept`."""
+        both = sorted(set(self.arguments) & set(self.accept))
+        if both:
+            raise ValueError(f"{', '.join(both)}: give an argument in arguments or in accept, not both")
 
 
 class CallsMatchParams(CheckParams):
@@ -29,13 +40,20 @@ class CallsMatchParams(CheckParams):
     """Each expected call; two equal entries need two calls."""
     exact: bool = True
     """True (the default): no call beyond the expected ones; false: other calls may be made too."""
+    only_named: bool = False
+    """True: a call may carry no argument beyond those its expected call names (BFCL's rule)."""
+    normalize: bool = False
+    """True: strings are compared as BFCL compares them: without spaces or ,./-_*^, case folded, ' read as "."""
 
 
 class ToolCallsMatch(CheckType[CallsMatchParams]):
     """Pass when every expected call is made by a distinct tool call, in any order (BFCL's parallel matching).
 
-    A call whose arguments are not valid JSON as the model wrote them (repaired, or
-    unreadable) matches no expected call: in a parallel answer a server could not run it.
+    An argument matches when it holds the value of `arguments`, or one of `accept`, with the type the
+    offered tool declares for it (an integer refuses 5.0, a number takes 5); an argument the tool does not
+    declare never matches, and an absent one only when `optional` names it. A call whose arguments are not
+    valid JSON as the model wrote them (repaired, or unreadable), or an answer cut at the token limit,
+    matches nothing: a server could not run it.
     """
 
     name = "tool_calls_match"
@@ -52,25 +70,53 @@ class ToolCallsMatch(CheckType[CallsMatchParams]):
 
     def evaluate(self, answer: Answer) -> Outcome:
         expected, made = self.params.calls, answer.tool_calls
+        if answer.cut:
+            return Outcome.fail("answer cut at the token limit: its calls are not judged")
         if self.params.exact and len(made) != len(expected):
             return Outcome.fail(f"{len(made)} tool call(s) ({_names(made)}), expected {len(expected)}")
-        if _match(expected, made) is not None:
+
+        def fits(wanted: ExpectedCall, call: ToolCall) -> bool:
+            return _misfit(wanted, call, self.params, answer.tools) is None
+
+        if _match(expected, made, fits) is not None:
             return Outcome.check(True, f"each expected call made, in any order (calls: {_names(made)})")
-        missing = next((e for e in expected if not any(_fits(e, call) for call in made)), None)
+        missing = next((e for e in expected if not any(fits(e, call) for call in made)), None)
         if missing is None:
             return Outcome.fail(_ambiguous(made))
-        return Outcome.fail(f"no call matches {_shown(missing)} (calls: {_names(made)})")
+        whys = [f"call {i} {w}" for i, c in enumerate(made) if (w := _misfit(missing, c, self.params, answer.tools))]
+        reason = f": {'; '.join(whys[:3])}" if whys else ""
+        return Outcome.fail(f"no call matches {_shown(missing)}{reason} (calls: {_names(made)})")
 
 
-def _fits(expected: ExpectedCall, call: ToolCall) -> bool:
-    """Whether ``call`` makes ``expected``: same tool, arguments valid as written, each expected one equal."""
-    if call.name != expected.name or call.arguments_problem or call.repaired or not isinstance(call.arguments, dict):
-        return False
-    wanted = expected.arguments.items()
-    return all(key in call.arguments and json_equal(call.arguments[key], value) for key, value in wanted)
+def _misfit(
+    expected: ExpectedCall, call: ToolCall, params: CallsMatchParams, tools: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """Why ``call`` does not make ``expected`` (first reason found), or None when it does."""
+    if call.name != expected.name:
+        return f"is {call.name}"
+    if call.arguments_problem or not isinstance(call.arguments, dict):
+        return f"has {call.arguments_problem}" if call.arguments_problem else "has arguments that are not an object"
+    if call.repaired:
+        return "has arguments that were not valid JSON as written"
+    properties = declared(tools, call.name)
+    named = {**{k: [v] for k, v in expected.arguments.items()}, **expected.accept}
+    for key, value in call.arguments.items():
+        if properties is not None and key not in properties:
+            return f"has {key}, an argument the tool does not declare"
+        if params.only_named and key not in named and key not in expected.optional:
+            return f"has {key}, not an expected argument"
+        problem = type_problem(value, properties.get(key)) if properties is not None else None
+        if problem:
+            return f"has {key} {compact(value)}: {problem}"
+        if key in named and not value_fits(value, named[key], normalise=params.normalize):
+            return f"has {key} {compact(value)}"
+    absent = [key for key in named if key not in call.arguments and key not in expected.optional]
+    return f"lacks {absent[0]}" if absent else None
 
 
-def _match(expected: Sequence[ExpectedCall], made: Sequence[ToolCall]) -> list[int] | None:
+def _match(
+    expected: Sequence[ExpectedCall], made: Sequence[ToolCall], fits: Callable[[ExpectedCall, ToolCall], bool]
+) -> list[int] | None:
     """A distinct call for each expected one (their indexes), by backtracking; None when there is no such choice."""
     chosen: list[int] = []
 
@@ -78,7 +124,7 @@ def _match(expected: Sequence[ExpectedCall], made: Sequence[ToolCall]) -> list[i
         if i == len(expected):
             return True
         for index, call in enumerate(made):
-            if index not in chosen and _fits(expected[i], call):
+            if index not in chosen and fits(expected[i], call):
                 chosen.append(index)
                 if place(i + 1):
                     return True
@@ -93,8 +139,9 @@ def _names(made: Sequence[ToolCall]) -> str:
 
 
 def _shown(expected: ExpectedCall) -> str:
-    args = ", ".join(f"{k}={compact(v)}" for k, v in expected.arguments.items())
-    return f"{expected.name}({args})"
+    args = [f"{k}={compact(v)}" for k, v in expected.arguments.items()]
+    args += [f"{k}={'|'.join(compact(v) for v in values)}" for k, values in expected.accept.items()]
+    return f"{expected.name}({', '.join(args)})"
 
 
 def _ambiguous(made: Sequence[ToolCall]) -> str:

@@ -10,8 +10,8 @@ from pydantic import Field
 
 from tsuka_core import (
     Answer,
+    CheckParams,
     CheckType,
-    NoParams,
     Outcome,
     PathParams,
     extract_json,
@@ -55,17 +55,32 @@ class PathLengthParams(PathParams):
     """The expected number of elements."""
 
 
-class JsonValid(CheckType[NoParams]):
-    """Pass when a JSON value can be taken from the answer (whole, fenced, embedded or repaired)."""
+class ValidParams(CheckParams):
+    """Whether JSON json-repair had to fix counts."""
+
+    as_written: bool = False
+    """True: pass only JSON valid as the model wrote it (whole, fenced or embedded), never a repaired one."""
+
+
+class JsonValid(CheckType[ValidParams]):
+    """Pass when a JSON value can be taken from the answer (whole, fenced, embedded or repaired).
+
+    An answer cut at the token limit never passes, whatever json-repair would complete it into; with
+    `as_written`, JSON that had to be repaired does not pass either.
+    """
 
     name = "json_valid"
-    params_model = NoParams
-    example: ClassVar[Mapping[str, Any]] = {"weight": 3}
+    params_model = ValidParams
+    example: ClassVar[Mapping[str, Any]] = {"weight": 3, "as_written": True}
 
     def evaluate(self, answer: Answer) -> Outcome:
+        if answer.cut:
+            return Outcome.fail("answer cut at the token limit: what it wrote is not judged as JSON")
         found = extract_json(answer.text)
         if found is None:
             return Outcome.fail("no JSON in the answer")
+        if self.params.as_written and found.method == "repaired":
+            return Outcome.fail(f"the JSON is not valid as written (json-repair read a {json_type_name(found.value)})")
         return Outcome.ok(f"{found.method} {json_type_name(found.value)}")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-from tsuka_checks_builtin import calls, text, tools
+from tsuka_checks_builtin import calls, conform, text, tools
 from tsuka_checks_builtin import json as json_checks
 from tsuka_core import RegisterBackend, RegisterCheckType, RegisterSuite, hookimpl
 
@@ -31,12 +31,13 @@ CHECK_TYPES = (
     tools.ToolCallAt,
     tools.ToolArgAt,
     calls.ToolCallsMatch,
+    conform.ToolArgsConform,
 )
 
 
 @hookimpl
 def register_check_types(register: RegisterCheckType) -> None:
-    """Register the 21 built-in check types."""
+    """Register the 22 built-in check types."""
     for check_type in CHECK_TYPES:
         register(check_type)
 

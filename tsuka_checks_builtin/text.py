@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 import regex
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from tsuka_core import Answer, CheckParams, CheckType, NoParams, Outcome, RegexParams
 
@@ -32,11 +32,52 @@ def clip(text: str, limit: int = 60) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-class CountParams(CheckParams):
-    """An exact count."""
+Count = Annotated[int, Field(ge=0, le=1_000_000)]
 
-    value: Annotated[int, Field(ge=0)]
+
+class CountParams(CheckParams):
+    """A count: exactly `value`, or from `min` to `max` (either may be left out)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [{"required": ["value"]}, {"required": ["min"]}, {"required": ["max"]}]}
+    )
+
+    value: Count | None = None
     """The exact number expected."""
+    min: Count | None = None
+    """The fewest allowed ("at least 300 words": min 300)."""
+    max: Count | None = None
+    """The most allowed ("fewer than 3 bullets": max 2)."""
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Refuse a count that says nothing, or both an exact value and a range, or a min above the max."""
+        if self.value is None and self.min is None and self.max is None:
+            raise ValueError("give value (an exact count), or min and/or max")
+        if self.value is not None and (self.min is not None or self.max is not None):
+            raise ValueError("give value or a range (min, max), not both")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+
+    def judged(self, found: int, what: str) -> Outcome:
+        """Whether ``found`` (a count of ``what``) is the count asked for, said in one line."""
+        if self.value is not None:
+            return Outcome.check(found == self.value, f"expected {self.value} {what}, got {found}")
+        low, high = self.min, self.max
+        ok = (low is None or found >= low) and (high is None or found <= high)
+        wanted = (
+            f"{low} to {high}"
+            if low is not None and high is not None
+            else (f"at least {low}" if low is not None else f"at most {high}")
+        )
+        return Outcome.check(ok, f"expected {wanted} {what}, got {found}")
+
+
+class WordCountParams(CountParams):
+    """A count of words, and what a word is."""
+
+    words: Literal["whitespace", "alphanumeric"] = "whitespace"
+    """"whitespace" (the default): what white space separates ("don't," is one word); "alphanumeric": each run of
+    letters, digits and underscores ("don't" is two, as IFEval counts)."""
 
 
 class WordParams(CheckParams):
@@ -57,20 +98,24 @@ class SubstringParams(CheckParams):
     """"i" (the default) ignores case; "" makes the comparison case-sensitive."""
 
 
-class WordCount(CheckType[CountParams]):
-    """Pass when the answer has exactly `value` white-space separated words."""
+_WORD = regex.compile(r"\w+")
+
+
+class WordCount(CheckType[WordCountParams]):
+    """Pass when the answer has `value` words, or from `min` to `max`; `words` says what a word is."""
 
     name = "word_count"
-    params_model = CountParams
-    example: ClassVar[Mapping[str, Any]] = {"value": 8}
+    params_model = WordCountParams
+    example: ClassVar[Mapping[str, Any]] = {"min": 300, "words": "alphanumeric"}
 
     def evaluate(self, answer: Answer) -> Outcome:
-        words = len(answer.text.split())
-        return Outcome.check(words == self.params.value, f"expected {self.params.value} words, got {words}")
+        text = answer.text
+        words = len(text.split()) if self.params.words == "whitespace" else len(_WORD.findall(text))
+        return self.params.judged(words, "words")
 
 
 class LineCount(CheckType[CountParams]):
-    """Pass when the answer has exactly `value` lines that are non-empty after stripping."""
+    """Pass when the answer has `value` lines (or from `min` to `max`) that are non-empty after stripping."""
 
     name = "line_count"
     params_model = CountParams
@@ -78,7 +123,7 @@ class LineCount(CheckType[CountParams]):
 
     def evaluate(self, answer: Answer) -> Outcome:
         lines = sum(1 for line in answer.text.splitlines() if line.strip())
-        return Outcome.check(lines == self.params.value, f"expected {self.params.value} lines, got {lines}")
+        return self.params.judged(lines, "lines")
 
 
 def _trim(token: str) -> str:

@@ -8,6 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
+from tsuka_checks_builtin.argsem import declared, type_problem
 from tsuka_checks_builtin.json import compact
 from tsuka_core import (
     Answer,
@@ -77,6 +78,13 @@ class ArgAtParams(ArgEqualsParams):
     """Position of the call in the answer: 0 is the first call, 1 the second."""
 
 
+def _declared_type(answer: Answer, tool: str, arg: str, found: Any) -> Outcome | None:
+    """A failed outcome when the offered tool declares ``arg`` of a type ``found`` is not (5.0 for an integer)."""
+    properties = declared(answer.tools, tool)
+    problem = type_problem(found, properties.get(arg)) if properties is not None else None
+    return Outcome.fail(f"{arg} is {compact(found)}: {problem}") if problem else None
+
+
 def _calls(answer: Answer) -> str:
     return ", ".join(c.name for c in answer.tool_calls) or "none"
 
@@ -130,6 +138,8 @@ class ToolArgEquals(CheckType[ArgEqualsParams]):
         if problem:
             return problem
         want = self.params.value
+        if problem := _declared_type(answer, answer.tool_calls[0].name, self.params.arg, found):
+            return problem
         return Outcome.check(
             json_equal(found, want), f"{self.params.arg} is {compact(found)}, expected {compact(want)}"
         )
@@ -202,6 +212,8 @@ class ToolArgAt(CheckType[ArgAtParams]):
         if problem:
             return problem
         want = self.params.value
+        if problem := _declared_type(answer, call.name, self.params.arg, found):
+            return problem
         return Outcome.check(
             json_equal(found, want), f"call {index} {self.params.arg} is {compact(found)}, expected {compact(want)}"
         )

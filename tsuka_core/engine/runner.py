@@ -53,7 +53,7 @@ def _judged(step: Step, request: ChatRequest, response: ChatResponse, index: int
 
     An answer left empty by thinking fails every check: it is never scored as if the model had answered.
     """
-    checks = _judge(step, Answer(response.text, judged_calls(response), request.tools))
+    checks = _judge(step, Answer(response.text, judged_calls(response), request.tools, response.cut_at_limit))
     failed_checks = [c for c, r in zip(step.checks, checks, strict=True) if r.outcome.status == "failed"]
     failed = {role for c in failed_checks for role in check_roles(type(c.impl))}
     found = None

@@ -165,6 +165,9 @@ class Answer:
     tool_calls: tuple[ToolCall, ...] = ()
     tools: Sequence[Mapping[str, Any]] = ()
     """The tool schemas offered with the request (OpenAI function format)."""
+    cut: bool = False
+    """The server stopped the answer at the token limit (``finish_reason`` ``length``): no JSON or argument check
+    passes it, whatever json-repair would make of what was written."""
 
     @property
     def first_call(self) -> ToolCall | None:

@@ -14,6 +14,8 @@ from tsuka_core.judge.outcome import Outcome
 from tsuka_core.judge.patterns import KNOWN_FLAGS, Pattern, PatternTimeout
 
 __all__ = [
+    "CUT",
+    "REPAIRED",
     "ROLES",
     "ArgParams",
     "CheckParams",
@@ -29,6 +31,11 @@ __all__ = [
 ]
 
 P = TypeVar("P", bound="CheckParams")
+
+CUT = "answer cut at the token limit: what it wrote is not judged as JSON or as arguments"
+"""Why no JSON or argument check passes an answer the server stopped at the token limit."""
+REPAIRED = "arguments were not valid JSON as written (json-repair's reading is not judged)"
+"""Why no argument check passes a call whose arguments had to be repaired."""
 
 
 class CheckParams(BaseModel):
@@ -195,10 +202,13 @@ def json_at_path(answer: Answer, path: JsonPath | str) -> tuple[Any, Outcome | N
     The JSON is taken as :func:`extract_json` takes it, and ``path`` (a
     :class:`JsonPath`, or a text compiled into one) is a dotted path or a
     JMESPath expression, searched within the built-ins' time bound. Returns
-    ``(value, None)``, or ``(MISSING, Outcome.fail(...))``. Raises ValueError
-    for a path that does not compile.
+    ``(value, None)``, or ``(MISSING, Outcome.fail(...))``; an answer cut at the
+    token limit (:attr:`Answer.cut`) has no JSON to judge. Raises ValueError for
+    a path that does not compile.
     """
     path = path if isinstance(path, JsonPath) else JsonPath(path)
+    if answer.cut:
+        return MISSING, Outcome.fail(CUT)
     extracted = extract_json(answer.text)
     if extracted is None:
         return MISSING, Outcome.fail("no JSON found in the answer")
@@ -213,7 +223,9 @@ def first_call_argument(answer: Answer, arg: JsonPath | str) -> tuple[Any, ToolC
 
     ``arg`` is a :class:`JsonPath` or a text compiled into one, where a text
     free of path syntax is one argument name as written (``file-name``).
-    Returns ``(value, call, None)``, or ``(MISSING, call or None, Outcome.fail(...))``.
+    Returns ``(value, call, None)``, or ``(MISSING, call or None, Outcome.fail(...))``: arguments that were not
+    valid JSON as the model wrote them (:attr:`ToolCall.repaired`) and an answer cut at the token limit
+    (:attr:`Answer.cut`) have no argument to judge.
     """
     arg = arg if isinstance(arg, JsonPath) else JsonPath(arg, literal_key=True)
     call = answer.first_call
@@ -221,6 +233,10 @@ def first_call_argument(answer: Answer, arg: JsonPath | str) -> tuple[Any, ToolC
         return MISSING, None, Outcome.fail("no tool call")
     if call.arguments_problem:
         return MISSING, call, Outcome.fail(f"{call.name}: {call.arguments_problem}")
+    if answer.cut:
+        return MISSING, call, Outcome.fail(CUT)
+    if call.repaired:
+        return MISSING, call, Outcome.fail(f"{call.name}: {REPAIRED}")
     value = arg.find(call.arguments)
     if value is MISSING:
         return MISSING, call, Outcome.fail(f"{call.name} has no argument {arg.text!r}")

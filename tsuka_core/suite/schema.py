@@ -71,6 +71,9 @@ def check_schema(name: str, check_type: type[CheckType[Any]]) -> tuple[Schema, d
         "required": required,
         "additionalProperties": params.get("additionalProperties", False),
     }
+    for key in ("anyOf", "oneOf", "allOf", "not", "dependentRequired"):  # a params model's own rules across keys
+        if key in params:
+            schema[key] = params[key]
     return schema, nested
 
 

@@ -1,0 +1,77 @@
+"""What an argument of a tool call means: its type as the tool declares it, accepted values, normalised strings.
+
+The rules are those of BFCL's AST checker where it is right: a parameter the
+tool declares ``integer`` refuses ``5.0`` (and ``true``), one declared
+``number`` takes ``5``; a string may be compared normalised as BFCL does
+(spaces and ``,./-_*^`` removed, case folded, ``'`` read as ``"``), when the
+test asks for it; an argument the tool does not declare is never right.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from tsuka_core import json_equal
+
+__all__ = ["declared", "normalised", "type_problem", "value_fits"]
+
+_KINDS: Mapping[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
+}
+_STRIPPED = re.compile(r"[ ,./\-_*^]")
+
+
+def declared(tools: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
+    """The ``properties`` the offered tool ``name`` declares; None when it is not offered or declares none."""
+    for tool in tools:
+        function = tool.get("function", tool)
+        if isinstance(function, Mapping) and function.get("name") == name:
+            parameters = function.get("parameters")
+            properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+            return properties if isinstance(properties, Mapping) else None
+    return None
+
+
+def _types(schema: object) -> list[str]:
+    kind = schema.get("type") if isinstance(schema, Mapping) else None
+    if isinstance(kind, str):
+        return [kind]
+    return [k for k in kind if isinstance(k, str)] if isinstance(kind, list) else []
+
+
+def type_problem(value: Any, schema: object) -> str | None:
+    """Why ``value`` is not of the type ``schema`` declares (``5.0`` for an integer, ``true`` for a number); None."""
+    kinds = [k for k in _types(schema) if k in _KINDS]
+    if not kinds:
+        return None  # no type declared, or one this does not know: anything goes
+    for kind in kinds:
+        if isinstance(value, bool) and kind not in ("boolean",):
+            continue
+        if isinstance(value, _KINDS[kind]):
+            return None
+    return f"{type(value).__name__ if value is not None else 'null'} where the tool declares {'/'.join(kinds)}"
+
+
+def normalised(value: Any) -> Any:
+    """``value`` with every string, however deep, normalised as BFCL compares them."""
+    if isinstance(value, str):
+        return _STRIPPED.sub("", value).lower().replace("'", '"')
+    if isinstance(value, list):
+        return [normalised(v) for v in value]
+    if isinstance(value, dict):
+        return {k: normalised(v) for k, v in value.items()}
+    return value
+
+
+def value_fits(value: Any, accepted: Iterable[Any], *, normalise: bool = False) -> bool:
+    """Whether ``value`` equals one of ``accepted`` (JSON-typed; strings normalised when ``normalise``)."""
+    seen = normalised(value) if normalise else value
+    return any(json_equal(seen, normalised(a) if normalise else a) for a in accepted)
