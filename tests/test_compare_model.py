@@ -187,7 +187,7 @@ def test_the_json_has_the_documented_shape() -> None:
 def _profile(model: str, effort: str, scores: dict[str, float], **extra: Any) -> dict[str, Any]:
     return {
         "model": model, "tier": "medium", "scores": {"instruction": 1.0, "json": 0.5, "toolCalling": 0.0},
-        "testsHash": "h1", "testedAt": "2026-01-02T03:04:05Z", "benchmarkVersion": 5, "reasoningEffort": effort,
+        "testsHash": "h1", "testedAt": "2026-01-02T03:04:05Z", "benchmarkVersion": 6, "reasoningEffort": effort,
         "testResults": [{"name": n, "category": "instruction", "score": s} for n, s in scores.items()], **extra,
     }  # fmt: skip
 

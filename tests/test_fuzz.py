@@ -48,6 +48,17 @@ CHECKS: list[tuple[str, dict[str, Any]]] = [
     ("tool_call_at", {"index": 1, "value": "write_file"}),
     ("tool_arg_at", {"index": 1, "arg": "options.mode", "value": 8080}),
     ("tool_calls_match", {"calls": [{"name": "write_file", "arguments": {"path": "a"}}, {"name": "write_file"}]}),
+    (
+        "tool_calls_match",
+        {
+            "calls": [{"name": "write_file", "accept": {"path": ["a", "b"]}, "optional": ["mode"]}],
+            "normalize": True,
+            "only_named": True,
+        },
+    ),
+    ("tool_args_conform", {}),
+    ("word_count", {"min": 2, "max": 5, "words": "alphanumeric"}),
+    ("json_valid", {"as_written": True}),
 ]
 
 
@@ -111,10 +122,28 @@ def calls_of(raws: list[dict[str, Any]]) -> tuple[ToolCall, ...]:
     return tuple(call for call in found if call is not None)
 
 
+OFFERED = (
+    {
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "mode": {"type": "integer", "enum": [1, 2]}},
+                "required": ["path"],
+            },
+        },
+    },
+)
+"""A tool offered with every fuzzed answer, so that the checks judging arguments by its schema are reached."""
+
+
 @FUZZ
-@given(text=texts, raws=st.lists(raw_calls, max_size=3))
-def test_no_check_raises_on_any_answer(checks: list[CheckType[Any]], text: str, raws: list[dict[str, Any]]) -> None:
-    answer = Answer(strip_reasoning(text), calls_of(raws))
+@given(text=texts, raws=st.lists(raw_calls, max_size=3), cut=st.booleans())
+def test_no_check_raises_on_any_answer(
+    checks: list[CheckType[Any]], text: str, raws: list[dict[str, Any]], cut: bool
+) -> None:
+    answer = Answer(strip_reasoning(text), calls_of(raws), OFFERED, cut)
     for check in checks:
         outcome = run_check(check, answer)
         assert outcome.status in STATUSES

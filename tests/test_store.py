@@ -92,7 +92,7 @@ EXPECTED_STORE = """\
       },
       "tokensPerSecond": 42,
       "testedAt": "2026-12-02T10:31:05.123Z",
-      "benchmarkVersion": 5,
+      "benchmarkVersion": 6,
       "testsHash": "98ac6763",
       "testResults": [
         {
@@ -271,15 +271,15 @@ def test_editing_the_suite_makes_the_profile_stale(tmp_path: Path) -> None:
 
 def test_other_benchmark_version_is_stale() -> None:
     profile = profile_from_level(level()) | {"benchmarkVersion": 4}
-    assert profile_status(profile, "98ac6763") == (False, "stale: benchmarkVersion 4, this engine is 5")
+    assert profile_status(profile, "98ac6763") == (False, "stale: benchmarkVersion 4, this engine is 6")
     both = profile | {"testsHash": "1a2b3c4d"}
     valid, reason = profile_status(both, "98ac6763")
     assert not valid
     assert "benchmarkVersion 4" in reason
     assert "suite changed" in reason
     missing = {k: v for k, v in profile.items() if k != "benchmarkVersion"}
-    assert profile_status(missing, "98ac6763") == (False, "stale: benchmarkVersion missing, this engine is 5")
-    assert BENCHMARK_VERSION == 5
+    assert profile_status(missing, "98ac6763") == (False, "stale: benchmarkVersion missing, this engine is 6")
+    assert BENCHMARK_VERSION == 6
 
 
 @pytest.mark.parametrize("entry", ["large", 5, None, [], {}, {"tier": "huge"}, {"tier": ["large"]}])

@@ -445,7 +445,7 @@ def test_the_store_keeps_the_reference_layout(suite: Suite, registry: Registry, 
         assert profile["answerFaults"] == {"wrongArguments": 1}  # the distractor's id passed on
         assert list(profile["scores"]) == ["instruction", "json", "toolCalling"]
         assert profile["provider"] == run.server.base_url
-        assert profile["benchmarkVersion"] == 5
+        assert profile["benchmarkVersion"] == 6
         assert profile["testsHash"] == folder_hash(DEFAULT_SUITE) == suite.hash
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", profile["testedAt"])
         assert profile["avgCompletionTokens"] == 7

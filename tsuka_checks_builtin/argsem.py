@@ -15,7 +15,7 @@ from typing import Any
 
 from tsuka_core import json_equal
 
-__all__ = ["declared", "normalised", "type_problem", "value_fits"]
+__all__ = ["declared", "normalised", "required", "same_kind", "type_problem", "value_fits"]
 
 _KINDS: Mapping[str, tuple[type, ...]] = {
     "string": (str,),
@@ -29,15 +29,39 @@ _KINDS: Mapping[str, tuple[type, ...]] = {
 _STRIPPED = re.compile(r"[ ,./\-_*^]")
 
 
-def declared(tools: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
-    """The ``properties`` the offered tool ``name`` declares; None when it is not offered or declares none."""
+def _parameters(tools: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
     for tool in tools:
         function = tool.get("function", tool)
         if isinstance(function, Mapping) and function.get("name") == name:
             parameters = function.get("parameters")
-            properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
-            return properties if isinstance(properties, Mapping) else None
+            return parameters if isinstance(parameters, Mapping) else None
     return None
+
+
+def declared(tools: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
+    """The ``properties`` the offered tool ``name`` declares; None when it is not offered or declares none."""
+    parameters = _parameters(tools, name)
+    properties = parameters.get("properties") if parameters is not None else None
+    return properties if isinstance(properties, Mapping) else None
+
+
+def required(tools: Sequence[Mapping[str, Any]], name: str) -> list[str]:
+    """The arguments the offered tool ``name`` requires (its schema's ``required``); none when it names none."""
+    parameters = _parameters(tools, name)
+    names = parameters.get("required") if parameters is not None else None
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+
+def same_kind(value: Any, other: Any) -> bool:
+    """Whether two JSON values are of one JSON type all through (``5`` and ``5.0`` are not, nor ``[5]`` and
+    ``[5.0]``; ``true`` is no number)."""
+    if type(value) is not type(other):
+        return False
+    if isinstance(value, list):
+        return len(value) == len(other) and all(same_kind(a, b) for a, b in zip(value, other, strict=True))
+    if isinstance(value, dict):
+        return value.keys() == other.keys() and all(same_kind(value[k], other[k]) for k in value)
+    return True
 
 
 def _types(schema: object) -> list[str]:
@@ -48,15 +72,21 @@ def _types(schema: object) -> list[str]:
 
 
 def type_problem(value: Any, schema: object) -> str | None:
-    """Why ``value`` is not of the type ``schema`` declares (``5.0`` for an integer, ``true`` for a number); None."""
+    """Why ``value`` is not of the type ``schema`` declares (``5.0`` for an integer, ``true`` for a number); None.
+
+    An array's items are held to the type its ``items`` declare, as BFCL's checker holds them.
+    """
     kinds = [k for k in _types(schema) if k in _KINDS]
     if not kinds:
         return None  # no type declared, or one this does not know: anything goes
     for kind in kinds:
-        if isinstance(value, bool) and kind not in ("boolean",):
+        if isinstance(value, bool) and kind != "boolean":
             continue
         if isinstance(value, _KINDS[kind]):
-            return None
+            elements: list[Any] = value if isinstance(value, list) else []
+            items = schema.get("items") if isinstance(schema, Mapping) else None
+            inner = next((p for v in elements if (p := type_problem(v, items))), None)
+            return f"an item is {inner}" if inner else None
     return f"{type(value).__name__ if value is not None else 'null'} where the tool declares {'/'.join(kinds)}"
 
 

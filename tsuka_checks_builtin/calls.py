@@ -7,7 +7,7 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
-from tsuka_checks_builtin.argsem import declared, type_problem, value_fits
+from tsuka_checks_builtin.argsem import declared, required, same_kind, type_problem, value_fits
 from tsuka_checks_builtin.json import compact
 from tsuka_core import Answer, CheckParams, CheckType, Outcome, ToolCall
 
@@ -50,8 +50,9 @@ class ToolCallsMatch(CheckType[CallsMatchParams]):
     """Pass when every expected call is made by a distinct tool call, in any order (BFCL's parallel matching).
 
     An argument matches when it holds the value of `arguments`, or one of `accept`, with the type the
-    offered tool declares for it (an integer refuses 5.0, a number takes 5); an argument the tool does not
-    declare never matches, and an absent one only when `optional` names it. A call whose arguments are not
+    offered tool declares for it (an integer refuses 5.0, a number takes 5, unless the test itself accepts a
+    value of that kind); an argument the tool does not declare never matches, one it requires is never
+    absent, and another may be absent only when `optional` names it. A call whose arguments are not
     valid JSON as the model wrote them (repaired, or unreadable), or an answer cut at the token limit,
     matches nothing: a server could not run it.
     """
@@ -105,11 +106,15 @@ def _misfit(
             return f"has {key}, an argument the tool does not declare"
         if params.only_named and key not in named and key not in expected.optional:
             return f"has {key}, not an expected argument"
+        chosen = named.get(key, [])
         problem = type_problem(value, properties.get(key)) if properties is not None else None
-        if problem:
+        if problem and not any(same_kind(value, a) for a in chosen):  # a value of the test's own is no type error
             return f"has {key} {compact(value)}: {problem}"
-        if key in named and not value_fits(value, named[key], normalise=params.normalize):
+        if key in named and not value_fits(value, chosen, normalise=params.normalize):
             return f"has {key} {compact(value)}"
+    unsent = [key for key in required(tools, call.name) if key not in call.arguments]
+    if unsent:
+        return f"lacks {unsent[0]}, which the tool requires"
     absent = [key for key in named if key not in call.arguments and key not in expected.optional]
     return f"lacks {absent[0]}" if absent else None
 

@@ -78,7 +78,9 @@ def _where(error: ValidationError) -> str:
 def _said(error: ValidationError) -> str:
     """The validator's message, the value it quotes kept short."""
     if error.absolute_path and error.validator in _WORDED:
-        return f"{compact(error.instance)} is not {_WORDED[str(error.validator)]} {compact(error.validator_value)}"
+        wanted = error.validator_value
+        shown = wanted if error.validator == "type" and isinstance(wanted, str) else compact(wanted)
+        return f"{compact(error.instance)} is not {_WORDED[str(error.validator)]} {shown}"
     message = " ".join(error.message.split())
     return message if len(message) <= 120 else message[:119] + "…"
 

@@ -33,7 +33,7 @@ from tsuka_core.terms import Tier
 
 __all__ = ["BENCHMARK_VERSION", "TSUKA_FIELDS", "LevelRecord", "TestRuns"]
 
-BENCHMARK_VERSION = 5
+BENCHMARK_VERSION = 6
 """This engine's benchmark version; profiles of any other version are stale."""
 
 TSUKA_FIELDS = (
@@ -100,7 +100,7 @@ class LevelRecord(Lenient):
     tested_at: str | None = None
     """When the profile was made: ISO 8601 in UTC, with milliseconds and ``Z``."""
     benchmark_version: Number | None = Field(default=None, json_schema_extra={"jsonType": "integer"})
-    """The engine's benchmark version, ``5`` for tsuka (the TypeScript benchmark writes ``4``)."""
+    """The engine's benchmark version, ``6`` for tsuka (the TypeScript benchmark writes ``4``)."""
     tests_hash: str | None = None
     """The hash of the suite the model was measured with (8 hex digits)."""
     test_results: list[TestRuns] | None = None
