@@ -59,8 +59,18 @@ def reference_suite() -> Path:
     return path
 
 
-REQUIRED = {"model": "TSUKA_REQUIRE_MODEL", "browser": "TSUKA_REQUIRE_BROWSER"}
-"""Markers whose skips become failures when their variable is 1 (CI sets both)."""
+REQUIRED = {"model": "TSUKA_REQUIRE_MODEL", "browser": "TSUKA_REQUIRE_BROWSER", "bfcl": "TSUKA_REQUIRE_BFCL"}
+"""Markers whose skips become failures when their variable is 1 (CI sets them all)."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give every test, and every tsuka process a test starts, a cache of its own (BFCL's converted suites)."""
+    import tempfile
+
+    del config
+    os.environ["TSUKA_CACHE"] = tempfile.mkdtemp(prefix="tsuka-test-cache-")
+
+
 FULL_ENV = "TSUKA_FULL_TESTS"
 """Set to 1 to run the ``heavy`` tests too (CI does): the model on whole suites, llama-server, package installs."""
 HEAVY_REASON = (
@@ -85,7 +95,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """With ``TSUKA_REQUIRE_MODEL=1`` / ``TSUKA_REQUIRE_BROWSER=1``, a skipped ``model`` / ``browser`` test fails."""
+    """With ``TSUKA_REQUIRE_MODEL=1`` (``_BROWSER``, ``_BFCL``), a skipped ``model`` (``browser``, ``bfcl``) test
+    fails."""
     report = yield
     heavy_left_out = item.get_closest_marker("heavy") is not None and os.environ.get(FULL_ENV) != "1"
     for marker, env in REQUIRED.items():

@@ -19,11 +19,15 @@ import itertools
 import json
 import os
 import re
+import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CATEGORIES", "bfcl_data", "bfcl_suites", "expected_call", "schema_of", "test_of"]
+__all__ = ["CACHE_ENV", "CATEGORIES", "bfcl_data", "bfcl_suites", "cache_root", "expected_call", "schema_of", "test_of"]
+
+CACHE_ENV = "TSUKA_CACHE"
+"""Where tsuka keeps what it makes from installed data (default: ``$XDG_CACHE_HOME/tsuka``, else ``~/.cache/tsuka``)."""
 
 CATEGORIES: Mapping[str, str] = {
     "bfcl-simple": "simple_python",
@@ -39,6 +43,17 @@ _TYPES = {"dict": "object", "float": "number", "tuple": "array", "any": None}
 _MAX_DICTS = 64
 """The most accepted values one dict argument expands into; more are cut there."""
 _NAME = re.compile(r"[^A-Za-z0-9_-]")
+FORMAT = 1
+"""How tests are converted; raised when the conversion changes, so that a cached suite is written again."""
+
+
+def cache_root() -> Path:
+    """The folder :data:`CACHE_ENV` names, else ``$XDG_CACHE_HOME/tsuka``, else ``~/.cache/tsuka``."""
+    named = os.environ.get(CACHE_ENV)
+    if named:
+        return Path(named).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base).expanduser() if base else Path.home() / ".cache") / "tsuka"
 
 
 def bfcl_data() -> Path | None:
@@ -150,7 +165,8 @@ def write_suite(data: Path, category: str, folder: Path) -> None:
         test = test_of(question, answers.get(question["id"]) if answers else None)
         (partial / f"{index:04d}_{question['id']}.json").write_text(json.dumps(test, ensure_ascii=False), "utf-8")
     if folder.exists():
-        return  # another process wrote it first: keep theirs
+        shutil.rmtree(partial, ignore_errors=True)  # another process wrote it first: keep theirs
+        return
     partial.rename(folder)
 
 
@@ -159,9 +175,13 @@ def bfcl_suites(cache: Path) -> dict[str, Path]:
     data = bfcl_data()
     if data is None:
         return {}
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-    root = cache / f"bfcl-{version('bfcl-eval')}"
+    try:
+        release = version("bfcl-eval")
+    except PackageNotFoundError:
+        release = "unknown"
+    root = cache / f"bfcl-{release}-{FORMAT}"
     found: dict[str, Path] = {}
     for suite, category in CATEGORIES.items():
         folder = root / category

@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-from tsuka_checks_builtin import calls, conform, text, tools
+from tsuka_checks_builtin import bfcl, calls, conform, text, tools
 from tsuka_checks_builtin import json as json_checks
 from tsuka_core import RegisterBackend, RegisterCheckType, RegisterSuite, hookimpl
 
@@ -54,7 +54,7 @@ def register_backends(register: RegisterBackend) -> None:
 
 @hookimpl
 def register_suites(register: RegisterSuite) -> None:
-    """Register the default suite, and the extended and toolcount suites once their test files are installed."""
+    """Register the default suite, the extended and toolcount suites, and BFCL's when bfcl-eval is installed."""
     from tsuka_core.suite.identity import DEFAULT_SUITE
     from tsuka_core.suite.loading import default_suite_path, suite_files
 
@@ -63,3 +63,9 @@ def register_suites(register: RegisterSuite) -> None:
         folder = files("tsuka_checks_builtin") / "suites" / name
         if isinstance(folder, Path) and suite_files(folder):
             register(name, folder)
+    try:
+        converted = bfcl.bfcl_suites(bfcl.cache_root())
+    except (OSError, ValueError, KeyError, TypeError):  # a cache that cannot be written, or data of another shape
+        converted = {}
+    for name, folder in converted.items():
+        register(name, folder)

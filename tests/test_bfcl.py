@@ -1,0 +1,134 @@
+"""BFCL's categories as tsuka suites, and tsuka's verdicts against BFCL's own checker on BFCL's own data."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tsuka_checks_builtin import bfcl
+from tsuka_core import Answer, ToolCall
+from tsuka_core.suite.loading import load_suite
+from tsuka_core.testing import run_check
+
+ROOT = Path(__file__).resolve().parents[1]
+
+QUESTION = {
+    "id": "simple_python_0",
+    "question": [[{"role": "user", "content": "Find the area of a triangle with base 10 and height 5."}]],
+    "function": [
+        {
+            "name": "geometry.area",
+            "description": "Area of a triangle.",
+            "parameters": {
+                "type": "dict",
+                "properties": {
+                    "base": {"type": "integer"},
+                    "height": {"type": "float"},
+                    "type": {"type": "string", "description": "a parameter called type"},
+                    "unit": {"type": "string"},
+                    "size": {"type": "dict", "properties": {"w": {"type": "integer"}}},
+                },
+                "required": ["base", "height"],
+            },
+        }
+    ],
+}
+TRUTH = {
+    "id": "simple_python_0",
+    "ground_truth": [
+        {
+            "geometry.area": {
+                "base": [10],
+                "height": [5.0],
+                "type": ["right", "rectangle"],
+                "unit": ["units", ""],
+                "size": [{"w": [1, 2]}, ""],
+            }
+        }
+    ],
+}
+
+
+def test_a_bfcl_entry_becomes_a_test_judged_as_bfcl_judges() -> None:
+    test = bfcl.test_of(QUESTION, TRUTH)
+    tool = test["tools"][0]["function"]
+    assert tool["name"] == "geometry_area"
+    assert tool["parameters"]["type"] == "object"
+    assert tool["parameters"]["properties"]["height"] == {"type": "number"}
+    assert tool["parameters"]["properties"]["type"]["type"] == "string"  # a parameter named type is kept
+    (check,) = test["checks"]
+    (call,) = check["calls"]
+    assert call["accept"]["size"] == [{"w": 1}, {"w": 2}]  # a possible dict, expanded
+    assert sorted(call["optional"]) == ["size", "unit"]
+    assert (check["only_named"], check["normalize"]) == (True, True)
+
+    def judged(arguments: dict[str, Any]) -> bool:
+        answer = Answer("", (ToolCall("c0", "geometry_area", arguments),), test["tools"])
+        return run_check("tool_calls_match", {k: v for k, v in check.items() if k != "type"}, answer).passed
+
+    assert judged({"base": 10, "height": 5, "type": "Right"})  # 5 for a float, case folded
+    assert judged({"base": 10, "height": 5.0, "type": "right", "unit": "units", "size": {"w": 2}})
+    assert not judged({"base": 10.0, "height": 5, "type": "right"})  # 10.0 for an integer
+    assert not judged({"base": 10, "type": "right"})  # a required argument absent
+    assert not judged({"base": 10, "height": 5, "type": "right", "colour": "red"})  # not declared
+
+
+def test_an_irrelevance_entry_wants_no_call() -> None:
+    assert bfcl.test_of(QUESTION, None)["checks"] == [{"type": "tool_not_called"}]
+
+
+def _fake_bfcl(root: Path) -> None:
+    """A package laid out as bfcl-eval is, holding one entry per category."""
+    data = root / "bfcl_eval" / "data"
+    (data / "possible_answer").mkdir(parents=True)
+    (root / "bfcl_eval" / "__init__.py").write_text("", encoding="utf-8")
+    for category in bfcl.CATEGORIES.values():
+        name = f"BFCL_v4_{category}.json"
+        question = {**QUESTION, "id": f"{category}_0"}
+        (data / name).write_text(json.dumps(question) + "\n", encoding="utf-8")
+        if category != "irrelevance":
+            (data / "possible_answer" / name).write_text(json.dumps({**TRUTH, "id": f"{category}_0"}) + "\n", "utf-8")
+
+
+def test_the_suites_are_written_once_into_the_cache_and_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if importlib.util.find_spec("bfcl_eval") is None:
+        _fake_bfcl(tmp_path / "site")
+        monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    found = bfcl.bfcl_suites(tmp_path / "cache")
+    assert set(found) == set(bfcl.CATEGORIES)
+    first = {name: sorted(p.name for p in folder.iterdir()) for name, folder in found.items()}
+    assert bfcl.bfcl_suites(tmp_path / "cache") == found  # already there: nothing written again
+    assert {name: sorted(p.name for p in folder.iterdir()) for name, folder in found.items()} == first
+    for folder in found.values():
+        assert load_suite(folder).tests
+    assert not list((tmp_path / "cache").glob("*/*.partial-*"))
+
+
+def test_without_bfcl_eval_there_are_no_bfcl_suites(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bfcl, "bfcl_data", lambda: None)
+    assert bfcl.bfcl_suites(tmp_path) == {}
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.bfcl
+def test_tsuka_agrees_with_bfcls_checker_on_bfcls_own_data() -> None:
+    """Every kind of crafted answer on the first 40 entries of each category: 100% outside documented differences."""
+    if importlib.util.find_spec("bfcl_eval") is None:
+        pytest.skip("bfcl-eval is not installed: pip install --no-deps bfcl-eval")
+    script = ROOT / "tools" / "bfcl_agreement.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--limit", "40"], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    table = {line.split()[0]: line.split() for line in lines[1:7]}
+    assert set(table) == {*bfcl.CATEGORIES.values(), "all"}
+    assert all(row[3] == "100.00%" for row in table.values()), done.stdout
+    assert int(table["all"][1]) > 1000
+    assert "0 disagreement(s):" in done.stdout
