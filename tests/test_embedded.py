@@ -222,6 +222,7 @@ class FakeModel:
         self.answers: list[dict[str, Any]] = []
         self.active = self.most_active = self.stopped = 0
         self.tokens = 1
+        self.template = "model"
 
     def server_for(self, tools: bool) -> FakeServer:
         return FakeServer(self, tools)
@@ -420,6 +421,17 @@ def test_list_models_finds_the_bundled_model(smol: tuple[EmbeddedBackend, str]) 
     subject, model = smol
     assert model == "SmolLM2-135M-Instruct.Q4_1"
     assert asyncio.run(subject.list_models())[0] == model
+
+
+@pytest.mark.model
+def test_the_template_a_model_is_served_with_is_said_and_recorded(smol: tuple[EmbeddedBackend, str]) -> None:
+    """The bundled model's own template renders no tools: tsuka's ChatML tool template serves it, and both the
+    run (a note naming llama.cpp's generic tool handling) and the profile (chatTemplate) say so."""
+    subject, model = smol
+    asyncio.run(subject.effort_ignored(model))
+    assert subject.profile_extra(model, None)["chatTemplate"] == "chatml-tools.jinja"
+    notes = subject.take_notes()
+    assert any("llama.cpp's generic tool handling" in note and model in note for note in notes), notes
 
 
 @pytest.mark.model

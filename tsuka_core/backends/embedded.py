@@ -172,9 +172,25 @@ class EmbeddedBackend(Backend):
         """llama.cpp's own prompt and generation timings, summed over every answer."""
 
     def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
-        """What profiles store beside the scores: the sampling and the token limit every request used."""
-        del model, effort
-        return {"sampling": {**self.sampling.record(), "maxTokens": self.config.max_tokens or DEFAULT_MAX_TOKENS}}
+        """What profiles store beside the scores: the sampling and token limit every request used, the template."""
+        del effort
+        extra: dict[str, Any] = {
+            "sampling": {**self.sampling.record(), "maxTokens": self.config.max_tokens or DEFAULT_MAX_TOKENS}
+        }
+        template = self._template_of(model)
+        if template is not None:
+            extra["chatTemplate"] = template
+        return extra
+
+    def _template_of(self, model: str) -> str | None:
+        """The chat template ``model`` was served with, when it is loaded (None for a model not found)."""
+        try:
+            path = self.model_file(model).resolve()
+        except BackendError:
+            return None
+        with self._models_lock:
+            slot = self._models.get(path)
+        return slot.model.template if slot is not None and slot.model is not None else None
 
     def models(self) -> dict[str, Path]:
         """Every model found, by name; raises :class:`~tsuka_core.BackendError` when there is none."""
@@ -223,6 +239,14 @@ class EmbeddedBackend(Backend):
         import asyncio
 
         loaded = await asyncio.to_thread(self._loaded, self.model_file(model))
+        if loaded.template != "model":
+            self.add_note(
+                f"{model}: its own chat template renders no tools, so tool requests are rendered with tsuka's "
+                f"ChatML tool template ({loaded.template}); llama-server with the model's own template uses "
+                "llama.cpp's generic tool handling instead, so its toolCalling score can differ (give llama-server "
+                "--jinja --chat-template-file with tsuka's template to measure the same thing); the profile records "
+                "chatTemplate"
+            )
         return loaded.effort_note()
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:

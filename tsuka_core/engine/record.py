@@ -28,8 +28,9 @@ __all__ = ["APART", "NOT_REPORTED", "level_record", "out_of_range", "sent_settin
 APART = "backendExtra"
 """Where a backend's extra fields that bear the name of a record field are kept, never replacing it."""
 
-FROM_BACKEND = ("sampling", "rescoredFrom")
-"""Record fields a backend's ``profile_extra`` gives: the sampling it sent, the run a replay answers from."""
+FROM_BACKEND = ("sampling", "rescoredFrom", "chatTemplate")
+"""Record fields a backend's ``profile_extra`` gives: the sampling it sent, the run a replay answers from, the
+chat template an in-process model was rendered with."""
 
 NOT_REPORTED: Mapping[str, Any] = {"tokensPerSecond": 0, "avgCompletionTokens": 0}
 """What a field TSUKA requires holds when the figure measured was out of range: 0, its "not reported"."""
@@ -78,8 +79,7 @@ def level_record(level: LevelResult, tested_at: datetime | None = None, endpoint
     extra = {k: v for k, v in level.extra.items() if k not in FROM_BACKEND}
     clashing = {k: v for k, v in extra.items() if k in values or k == APART or k in LevelRecord.stored_names()}
     values.update({k: v for k, v in extra.items() if k not in clashing})
-    if "rescoredFrom" in level.extra:
-        values["rescoredFrom"] = level.extra["rescoredFrom"]
+    values.update({k: level.extra[k] for k in FROM_BACKEND if k != "sampling" and k in level.extra})
     if clashing:  # a backend's (or a hand-edited history's) field named like one of the record's own: kept apart
         values[APART] = clashing
     record = LevelRecord.parse(values)

@@ -142,6 +142,12 @@ class LevelRecord(Lenient):
     and ``seed`` when set (by an option, a project file, or the backend's own default), then what the backend
     says it sent (``topK``, ``topP``, ``repeatPenalty``...); a setting left to the server is absent.
     ``tsuka compare`` says when two sides differ in any of them."""
+    chat_template: str | None = None
+    """Present for a model run in-process (``embedded``): the chat template its requests were rendered with:
+    ``model`` (its own), ``chatml-tools.jinja`` (tsuka's ChatML tool template, for a ChatML model whose own
+    template renders no tools), or ``model, tools: chatml-tools.jinja`` (its own, but tool requests in tsuka's
+    ChatML tool template). Served by llama-server with its own template, such a model gets llama.cpp's generic
+    tool handling instead, and its ``toolCalling`` score can differ; the run says so."""
     backend_options: dict[str, Any] | None = None
     """Present when ``--option`` (or a project file's ``options``) set any: the backend options, ``stream``
     among them, with every secret value masked."""
