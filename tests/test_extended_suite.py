@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,9 +46,11 @@ def extended(registry: Registry) -> Suite:
     return load_suite(EXTENDED, registry)
 
 
-def as_answer(step: dict[str, Any]) -> Answer:
-    """The Answer the checks would see for one scripted step; arguments given as a string are read as a server's."""
-    return Answer(step.get("text", ""), tuple(scripted_call(i, n, a) for i, (n, a) in enumerate(step.get("calls", []))))
+def as_answer(step: dict[str, Any], tools: Sequence[Mapping[str, Any]] = ()) -> Answer:
+    """The Answer the checks would see for one scripted step (``tools`` offered); arguments given as a string are
+    read as a server's."""
+    made = tuple(scripted_call(i, n, a) for i, (n, a) in enumerate(step.get("calls", [])))
+    return Answer(step.get("text", ""), made, tools)
 
 
 def scripted_call(index: int, name: str, arguments: Any) -> ToolCall:
@@ -65,7 +67,7 @@ def outcomes(test: model.Test, steps: list[dict[str, Any]]) -> list[tuple[str, b
     """Each check of ``test`` (located) and whether the scripted answers pass it."""
     assert len(steps) == len(test.steps), test.name
     return [
-        (check.location, run_check(check.impl, as_answer(answer)).passed)
+        (check.location, run_check(check.impl, as_answer(answer, test.tools)).passed)
         for step, answer in zip(test.steps, steps, strict=True)
         for check in step.checks
     ]
@@ -161,6 +163,13 @@ JSON_TESTS = (
 )
 """The json tests: each has a ``json_valid`` check first, beside JSON path checks."""
 
+
+def schema_too(exempt: model.Check, other: model.Check) -> bool:
+    """A call of a tool not offered, or an argument of another type than declared, also breaks the tool's schema."""
+    del exempt
+    return other.type == "tool_args_conform"
+
+
 IMPLIED: dict[tuple[str, str], Callable[[model.Check, model.Check], bool]] = {
     **{(name, "checks[0]"): no_json for name in JSON_TESTS},
     ("json_nested_config", "checks[3]"): same_path_value,
@@ -170,6 +179,21 @@ IMPLIED: dict[tuple[str, str], Callable[[model.Check, model.Check], bool]] = {
     ("json_transpose_matrix", "checks[2]"): same_path_value,
     ("json_count_by_status", "checks[4]"): inside_object,
     ("distractor_file_tools", "checks[2]"): second_call,
+    **dict.fromkeys(
+        (
+            ("integer_argument", "checks[0]"),
+            ("integer_argument", "checks[1]"),
+            ("enum_and_decimal_arguments", "checks[0]"),
+            ("enum_and_decimal_arguments", "checks[1]"),
+            ("nested_object_and_array", "checks[0]"),
+            ("nested_object_and_array", "checks[3]"),
+            ("array_and_boolean_arguments", "checks[0]"),
+            ("array_and_boolean_arguments", "checks[2]"),
+            ("simple_weather_call", "checks[0]"),
+            ("choose_hotel_search", "checks[0]"),
+        ),
+        schema_too,
+    ),
 }
 """The checks no answer can fail alone, and the rule naming the other checks every answer failing them also fails.
 
