@@ -6,17 +6,19 @@ one-entry table instead, so nothing else is needed). For each entry of BFCL's
 non-live categories it crafts answers (correct, an alternative accepted value,
 optional arguments omitted, an extra argument, a wrong type, a wrong value, a
 required argument missing, a string in other case and punctuation, a number
-written as text, integer items as floats, a whole float as an integer, parallel
-calls reordered, the call written in the text, a call whose arguments do not
-parse, a cut answer, no call at all), judges
+written as text, integer items as floats and whole float items as integers, a
+whole float as an integer, parallel calls reordered, the call written in the
+text, a call whose arguments do not parse, a cut answer, no call at all), judges
 each with the tsuka test converted from that entry (``tsuka_checks_builtin.bfcl``)
 and with BFCL's AST checker as its function-calling mode runs it, and prints the
 agreement per category and per kind of answer, then every disagreement with both
 reasons. A disagreement docs/measurement.md documents (BFCL counting a call in
-the text, or one it cannot parse, as an abstention on irrelevance) is counted
-apart and left out of the agreement.
+the text, one it cannot parse or a cut one as an abstention on irrelevance; its
+greedy pairing of parallel calls; whole numbers in an array of floats) is
+counted apart, by reason, and left out of the agreement. With ``--history``, the answers a model
+gave in a recorded run of a ``bfcl-*`` suite are judged too (kind ``model``).
 
-    python tools/bfcl_agreement.py [--limit N] [--show K]
+    python tools/bfcl_agreement.py [--limit N] [--show K] [--history FILE [--run REF]]
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ DOCUMENTED = {("irrelevance", "call_in_text"), ("irrelevance", "broken_call"), (
 """(category, kind) pairs where tsuka differs from BFCL on purpose (docs/measurement.md)."""
 GREEDY = "greedy"
 """BFCL failing parallel calls it passes in another order: its matching is greedy, tsuka's finds a pairing."""
+WHOLE_IN_FLOATS = "whole numbers in an array of floats"
+"""BFCL failing ``[12, 15]`` for an array of floats, which it passes as ``[12.0, 15.0]``: it takes an integer for
+a float at the top level only; tsuka takes one for a number at every depth, as JSON Schema does."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,7 @@ def _bfcl_checker() -> Any:
     table = types.ModuleType("bfcl_eval.constants.model_config")
     table.MODEL_CONFIG_MAPPING = {MODEL: types.SimpleNamespace(underscore_to_dot=True)}  # type: ignore[attr-defined]
     sys.modules["bfcl_eval.constants.model_config"] = table
-    from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # type: ignore[import-not-found]
+    from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     return ast_checker
 
@@ -104,38 +109,38 @@ def _calls(truth: list[dict[str, Any]], pick: Any = _first, omit_optional: bool 
     return [(tool_name(n), _arguments(params, pick, omit_optional)) for call in truth for n, params in call.items()]
 
 
-def _spoilt(calls: list[tuple[str, dict[str, Any]]], how: str) -> list[tuple[str, dict[str, Any]]] | None:
-    """The calls with one argument spoilt as ``how`` says; None when no argument can be."""
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+SPOILERS: dict[str, Any] = {
+    "wrong_type": lambda v: float(v) if type(v) is int else 7 if isinstance(v, str) else None,
+    "wrong_value": lambda v: v + " zzz" if isinstance(v, str) else v + 1000 if _number(v) else None,
+    "case_variant": lambda v: v.upper().replace(" ", "-") if isinstance(v, str) and v.strip() else None,
+    "number_as_text": lambda v: str(v) if _number(v) else None,
+    "float_items": lambda v: [float(x) for x in v] if _all(v, lambda x: type(x) is int) else None,
+    "whole_items": lambda v: [int(x) for x in v] if _all(v, lambda x: type(x) is float and x.is_integer()) else None,
+    "int_for_float": lambda v: int(v) if type(v) is float and v.is_integer() else None,
+}
+"""Each way of spoiling one argument: the spoilt value, or None when it does not apply to that value."""
+
+
+def _all(value: Any, test: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(test(x) for x in value)
+
+
+def _spoilt(calls: Calls, how: str) -> Calls | None:
+    """The calls with their first argument that ``how`` applies to spoilt (or, ``missing_required``, left out)."""
     spoilt = copy.deepcopy(calls)
     for _name, args in spoilt:
-        for key, value in args.items():
-            if how == "wrong_type" and isinstance(value, int) and not isinstance(value, bool):
-                args[key] = float(value)
-                return spoilt
-            if how == "wrong_type" and isinstance(value, str):
-                args[key] = 7
-                return spoilt
-            if how == "wrong_value" and isinstance(value, str):
-                args[key] = value + " zzz"
-                return spoilt
-            if how == "wrong_value" and isinstance(value, int | float) and not isinstance(value, bool):
-                args[key] = value + 1000
-                return spoilt
-            if how == "case_variant" and isinstance(value, str) and value.strip():
-                args[key] = value.upper().replace(" ", "-")
-                return spoilt
-            if how == "number_as_text" and isinstance(value, int | float) and not isinstance(value, bool):
-                args[key] = str(value)
-                return spoilt
-            if how == "float_items" and isinstance(value, list) and value and all(type(v) is int for v in value):
-                args[key] = [float(v) for v in value]
-                return spoilt
-            if how == "int_for_float" and type(value) is float and value.is_integer():
-                args[key] = int(value)
-                return spoilt
         if how == "missing_required" and args:
             del args[next(iter(args))]
             return spoilt
+        for key, value in args.items():
+            changed = SPOILERS[how](value) if how in SPOILERS else None
+            if changed is not None:
+                args[key] = changed
+                return spoilt
     return None
 
 
@@ -172,15 +177,7 @@ def crafted(question: Mapping[str, Any], answer: Mapping[str, Any] | None) -> It
     extra = copy.deepcopy(right)
     extra[0][1]["extra_argument"] = 1
     yield Crafted("extra_argument", _as_written(extra))
-    for how in (
-        "wrong_type",
-        "wrong_value",
-        "missing_required",
-        "case_variant",
-        "number_as_text",
-        "float_items",
-        "int_for_float",
-    ):
+    for how in ("missing_required", *SPOILERS):
         spoilt = _spoilt(right, how)
         if spoilt is not None:
             yield Crafted(how, _as_written(spoilt))
@@ -191,6 +188,22 @@ def crafted(question: Mapping[str, Any], answer: Mapping[str, Any] | None) -> It
     yield Crafted("broken_call", ((first[0], first[1][:-1]), *_as_written(right[1:])))
     yield Crafted("cut", ((first[0], first[1][:-1]),), cut=True)
     yield Crafted("no_call", (), "Sure, here is the answer.")
+
+
+def _recorded(history: Path, ref: str) -> dict[str, list[Crafted]]:
+    """The answers a recorded run got, by BFCL entry id (the test's name): each kind ``model``."""
+    from tsuka_core.storage.history_query import load_run
+
+    found: dict[str, list[Crafted]] = {}
+    for level in load_run(history, ref).levels:
+        for test in level.tests:
+            for step in test.steps:
+                reply = step.response
+                if reply is None:
+                    continue
+                calls = tuple((c.name, c.raw_arguments or json.dumps(c.arguments)) for c in reply.tool_calls)
+                found.setdefault(test.name, []).append(Crafted("model", calls, reply.text, reply.cut_at_limit))
+    return found
 
 
 def tsuka_verdict(test: Mapping[str, Any], answer: Crafted) -> tuple[bool, str]:
@@ -229,11 +242,23 @@ def bfcl_verdict(
         orders = itertools.islice(itertools.permutations(decoded), 1, 5040)
         if any(checker(question["function"], list(o), truth, _python(), category, MODEL)["valid"] for o in orders):
             return False, GREEDY  # the same calls pass BFCL in another order
-    return bool(result["valid"]), "; ".join(str(e) for e in result.get("error", []))[:300] or "valid"
+    said = "; ".join(str(e) for e in result.get("error", []))[:300] or "valid"
+    if not result["valid"] and "Nested type checking failed" in said and "<class 'float'>" in said:
+        floated = [{n: {k: _floats(v) for k, v in a.items()}} for call in decoded for n, a in call.items()]
+        if checker(question["function"], floated, truth, _python(), category, MODEL)["valid"]:
+            return False, WHOLE_IN_FLOATS
+    return bool(result["valid"]), said
+
+
+def _floats(value: Any) -> Any:
+    """``value`` with every integer inside a list made a float."""
+    if isinstance(value, list):
+        return [float(v) if type(v) is int else _floats(v) for v in value]
+    return value
 
 
 def _python() -> Any:
-    from bfcl_eval.constants.enums import Language  # type: ignore[import-not-found]
+    from bfcl_eval.constants.enums import Language  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
     return Language.PYTHON
 
@@ -243,13 +268,18 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=0, help="entries per category (0: all)")
     parser.add_argument("--show", type=int, default=20, help="disagreements to print (all are counted)")
+    parser.add_argument(
+        "--history", type=Path, help="also judge the answers a run of a bfcl-* suite recorded in this history"
+    )
+    parser.add_argument("--run", default="last", help="the run of --history to read (default: last)")
     args = parser.parse_args(argv)
     data = bfcl_data()
     if data is None:
         print("bfcl-eval is not installed: pip install --no-deps bfcl-eval", file=sys.stderr)
         return 2
     checker = _bfcl_checker()
-    agree, total, documented = Counter[str](), Counter[str](), Counter[str]()
+    recorded = _recorded(args.history, args.run) if args.history else {}
+    agree, total, documented, reasons = Counter[str](), Counter[str](), Counter[str](), Counter[str]()
     kinds: Counter[tuple[str, str]] = Counter()
     kinds_agree: Counter[tuple[str, str]] = Counter()
     disagreements: list[str] = []
@@ -261,11 +291,13 @@ def main(argv: list[str]) -> int:
                 break
             truth = answers.get(question["id"])
             test = test_of(question, truth)
-            for answer in crafted(question, truth):
+            for answer in [*crafted(question, truth), *recorded.get(question["id"], [])]:
                 ours = tsuka_verdict(test, answer)
                 theirs = bfcl_verdict(checker, category, question, truth["ground_truth"] if truth else None, answer)
-                if ours[0] != theirs[0] and ((category, answer.kind) in DOCUMENTED or theirs[1] == GREEDY):
+                documented_kind = (category, answer.kind) in DOCUMENTED or theirs[1] in (GREEDY, WHOLE_IN_FLOATS)
+                if ours[0] != theirs[0] and documented_kind:
                     documented[category] += 1
+                    reasons[theirs[1] if theirs[1] in (GREEDY, WHOLE_IN_FLOATS) else f"{category} {answer.kind}"] += 1
                     continue
                 total[category] += 1
                 kinds[(category, answer.kind)] += 1
@@ -284,6 +316,7 @@ def main(argv: list[str]) -> int:
     overall = sum(agree.values()) / max(1, sum(total.values()))
     counts = f"{sum(total.values()):>8} {sum(agree.values()):>8}"
     print(f"{'all':<20} {counts} {overall:>10.2%} {sum(documented.values()):>11}")
+    print("\ndocumented differences: " + (", ".join(f"{why} {n}" for why, n in sorted(reasons.items())) or "none"))
     print("\nby kind of answer (disagreements only):")
     for key, n in sorted(kinds.items()):
         if kinds_agree[key] != n:
