@@ -59,7 +59,12 @@ def reference_suite() -> Path:
     return path
 
 
-REQUIRED = {"model": "TSUKA_REQUIRE_MODEL", "browser": "TSUKA_REQUIRE_BROWSER", "bfcl": "TSUKA_REQUIRE_BFCL"}
+REQUIRED = {
+    "model": "TSUKA_REQUIRE_MODEL",
+    "browser": "TSUKA_REQUIRE_BROWSER",
+    "bfcl": "TSUKA_REQUIRE_BFCL",
+    "ifeval": "TSUKA_REQUIRE_IFEVAL",
+}
 """Markers whose skips become failures when their variable is 1 (CI sets them all)."""
 
 

@@ -60,13 +60,17 @@ class ValidParams(CheckParams):
 
     as_written: bool = False
     """True: pass only JSON valid as the model wrote it (whole, fenced or embedded), never a repaired one."""
+    whole: bool = False
+    """True: the answer must be the JSON and nothing else (a fenced block alone counts), as IFEval's JSON format
+    instruction asks; JSON inside prose, or repaired, does not pass."""
 
 
 class JsonValid(CheckType[ValidParams]):
     """Pass when a JSON value can be taken from the answer (whole, fenced, embedded or repaired).
 
     An answer cut at the token limit never passes, whatever json-repair would complete it into; with
-    `as_written`, JSON that had to be repaired does not pass either.
+    `as_written`, JSON that had to be repaired does not pass either; with `whole`, only an answer that is the JSON
+    alone (or one fenced block alone) passes.
     """
 
     name = "json_valid"
@@ -79,8 +83,12 @@ class JsonValid(CheckType[ValidParams]):
         found = extract_json(answer.text)
         if found is None:
             return Outcome.fail("no JSON in the answer")
-        if self.params.as_written and found.method == "repaired":
+        if (self.params.as_written or self.params.whole) and found.method == "repaired":
             return Outcome.fail(f"the JSON is not valid as written (json-repair read a {json_type_name(found.value)})")
+        alone = answer.text.strip()
+        fenced_alone = found.method == "fenced" and alone.startswith("```") and alone.endswith("```")
+        if self.params.whole and found.method != "strict" and not fenced_alone:
+            return Outcome.fail(f"the answer holds more than the JSON ({found.method} {json_type_name(found.value)})")
         return Outcome.ok(f"{found.method} {json_type_name(found.value)}")
 
 
