@@ -21,6 +21,7 @@ BUILTIN_TYPES = {
     "word_count",
     "line_count",
     "tool_args_conform",
+    "sentence_count",
     "first_word",
     "last_word",
     "contains",

@@ -50,6 +50,7 @@ BUILTIN_TYPES = [
     "not_empty",
     "not_regex",
     "regex",
+    "sentence_count",
     "tool_arg_at",
     "tool_arg_equals",
     "tool_arg_regex",

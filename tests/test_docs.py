@@ -92,10 +92,10 @@ def test_builtin_only_drops_other_distributions(registry: Registry) -> None:
     plugin = LoadedPlugin("extra", "tsuka-checks-extra", "1.0", object())
     mixed = Registry(
         plugins=[*registry.plugins, plugin],
-        check_types={**registry.check_types, "sentence_count": Registered(_SentenceCount, plugin)},
+        check_types={**registry.check_types, "sentence_tally": Registered(_SentenceCount, plugin)},
         backends=dict(registry.backends),
     )
-    assert "sentence_count" in checks_markdown(mixed)
+    assert "sentence_tally" in checks_markdown(mixed)
     assert checks_markdown(builtin_only(mixed)) == checks_markdown(builtin_only(registry))
 
 
@@ -115,7 +115,7 @@ class _SentenceParams(tsuka_core.CheckParams):
 class _SentenceCount(tsuka_core.CheckType[_SentenceParams]):
     """Pass when the answer has exactly `value` sentences."""
 
-    name = "sentence_count"
+    name = "sentence_tally"
     params_model = _SentenceParams
 
     def evaluate(self, answer: tsuka_core.Answer) -> tsuka_core.Outcome:
@@ -125,14 +125,14 @@ class _SentenceCount(tsuka_core.CheckType[_SentenceParams]):
 class _WithExample(_SentenceCount):
     """Pass when the answer has exactly `value` sentences (own example)."""
 
-    name = "sentence_count_own"
+    name = "sentence_tally_own"
     example: ClassVar[dict[str, Any]] = {"value": 3, "mode": "loose", "weight": 2}
 
 
 class _BadExample(_SentenceCount):
     """Carries an example that does not validate."""
 
-    name = "sentence_count_bad"
+    name = "sentence_tally_bad"
     example: ClassVar[dict[str, Any]] = {"value": 1, "mode": "loose"}
 
 
@@ -143,12 +143,12 @@ def _plugin_registry(*types: type[_SentenceCount]) -> Registry:
 
 def test_a_type_without_an_example_gets_one_built_from_its_schema(tmp_path: Path) -> None:
     registry = _plugin_registry(_SentenceCount)
-    example = check_example("sentence_count", registry.check_types["sentence_count"])
-    assert example == {"type": "sentence_count", "value": 2, "mode": "strict"}
+    example = check_example("sentence_tally", registry.check_types["sentence_tally"])
+    assert example == {"type": "sentence_tally", "value": 2, "mode": "strict"}
     suite = _one_test_suite(
         tmp_path / "s", {"name": "t", "category": "json", "prompt": "p", "checks": [example]}, registry
     )
-    assert suite.tests[0].steps[0].checks[0].type == "sentence_count"
+    assert suite.tests[0].steps[0].checks[0].type == "sentence_tally"
 
 
 def test_the_parameter_table_comes_from_the_schema() -> None:
@@ -163,10 +163,10 @@ def test_the_parameter_table_comes_from_the_schema() -> None:
 
 def test_a_class_example_is_used_and_must_validate() -> None:
     registry = _plugin_registry(_WithExample, _BadExample)
-    own = check_example("sentence_count_own", registry.check_types["sentence_count_own"])
-    assert own == {"type": "sentence_count_own", "value": 3, "mode": "loose", "weight": 2}
-    with pytest.raises(ValueError, match="sentence_count_bad"):
-        check_example("sentence_count_bad", registry.check_types["sentence_count_bad"])
+    own = check_example("sentence_tally_own", registry.check_types["sentence_tally_own"])
+    assert own == {"type": "sentence_tally_own", "value": 3, "mode": "loose", "weight": 2}
+    with pytest.raises(ValueError, match="sentence_tally_bad"):
+        check_example("sentence_tally_bad", registry.check_types["sentence_tally_bad"])
 
 
 def test_output_is_deterministic(registry: Registry) -> None:

@@ -57,6 +57,7 @@ CHECKS: list[tuple[str, dict[str, Any]]] = [
         },
     ),
     ("tool_args_conform", {}),
+    ("sentence_count", {"min": 1, "max": 3}),
     ("word_count", {"min": 2, "max": 5, "words": "alphanumeric"}),
     ("json_valid", {"as_written": True}),
 ]

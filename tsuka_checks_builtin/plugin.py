@@ -5,13 +5,14 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-from tsuka_checks_builtin import bfcl, calls, conform, text, tools
+from tsuka_checks_builtin import bfcl, calls, conform, sentences, text, tools
 from tsuka_checks_builtin import json as json_checks
 from tsuka_core import RegisterBackend, RegisterCheckType, RegisterSuite, hookimpl
 
 CHECK_TYPES = (
     text.WordCount,
     text.LineCount,
+    sentences.SentenceCount,
     text.FirstWord,
     text.LastWord,
     text.Contains,
@@ -37,7 +38,7 @@ CHECK_TYPES = (
 
 @hookimpl
 def register_check_types(register: RegisterCheckType) -> None:
-    """Register the 22 built-in check types."""
+    """Register the 23 built-in check types."""
     for check_type in CHECK_TYPES:
         register(check_type)
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from tsuka_checks_extra import plugin
-from tsuka_checks_extra.counts import SentenceCount, ToolCallCount, WordCountRange, count_sentences
+from tsuka_checks_extra.counts import ToolCallCount, WordCountRange
 from tsuka_checks_extra.schema import JsonSchema, ToolArgsSchema
 
 import tsuka_core
@@ -18,7 +18,7 @@ from tsuka_core import Answer, CheckType, Outcome, Registry, SuiteError, normali
 from tsuka_core.testing import judge as judge_check
 from tsuka_core.testing import registry_of, run_check
 
-NAMES = ["json_schema", "sentence_count", "tool_args_schema", "tool_call_count", "word_count_range"]
+NAMES = ["json_schema", "tool_args_schema", "tool_call_count", "word_count_range"]
 PRODUCT = {
     "type": "object",
     "required": ["name", "price"],
@@ -138,9 +138,9 @@ def make_example(registry: Registry, name: str) -> dict[str, Any]:
         ({"type": "word_count_range"}, "checks[0]: needs min, max or both"),
         ({"type": "word_count_range", "min": 9, "max": 3}, "checks[0]: min (9) is greater than max (3)"),
         ({"type": "word_count_range", "value": 3}, "checks[0].value: unknown key for check type 'word_count_range'"),
-        ({"type": "sentence_count"}, "checks[0]: needs value, min or max"),
-        ({"type": "sentence_count", "value": 2, "max": 3}, "checks[0]: give either value or min/max, not both"),
-        ({"type": "sentence_count", "value": -1}, "checks[0].value: Input should be greater than or equal to 0"),
+        ({"type": "tool_call_count"}, "checks[0]: needs value, min or max"),
+        ({"type": "tool_call_count", "value": 2, "max": 3}, "checks[0]: give either value or min/max, not both"),
+        ({"type": "tool_call_count", "value": -1}, "checks[0].value: Input should be greater than or equal to 0"),
         ({"type": "tool_call_count", "min": 1.5}, "checks[0].min: Input should be a valid integer"),
         ({"type": "tool_args_schema", "calls": "some"}, "checks[0].calls: Input should be 'first' or 'all'"),
         ({"type": "tool_args_schema", "strict": "yes"}, "checks[0].strict: Input should be a valid boolean"),
@@ -270,7 +270,7 @@ def test_no_tool_call_fails() -> None:
     assert judge(ToolArgsSchema, Answer("It is sunny.", (), TOOLS)) == Outcome.fail("no tool call")
 
 
-# --- word_count_range, sentence_count, tool_call_count -------------------------------------------------------------
+# --- word_count_range, tool_call_count -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -287,34 +287,6 @@ def test_word_count_range(params: dict[str, int], words: int, status: str, detai
     assert judge(WordCountRange, Answer(" ".join(["w"] * words)), **params) == Outcome(status, detail)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("text", "sentences"),
-    [
-        ("", 0),
-        ("...", 0),
-        ("Hello", 1),
-        ("Hello world. How are you? Fine!", 3),
-        ("Dr. Smith arrived at 9.30 today. He sat down.", 2),
-        ("The value is 3.14 exactly. Yes", 2),
-        ("Wait... what?!", 2),
-        ('"Go home." She left.', 2),
-        ("(Really.) Yes.", 2),
-        ("我很好。你呢？", 2),
-        ("A list:\n- one\n- two", 1),
-        ("e.g. this counts once. And this.", 2),
-    ],
-)
-def test_count_sentences(text: str, sentences: int) -> None:
-    assert count_sentences(text) == sentences
-
-
-def test_sentence_count_exact_and_range() -> None:
-    answer = Answer("One. Two. Three.")
-    assert judge(SentenceCount, answer, value=3) == Outcome.ok("3 sentences, expected 3")
-    assert judge(SentenceCount, answer, min=4) == Outcome.fail("3 sentences, expected at least 4")
-    assert judge(SentenceCount, answer, min=1, max=3).passed
-
-
 def test_tool_call_count_counts_parallel_calls() -> None:
     two = tool_answer(("get_weather", {"city": "Rome"}), ("get_weather", {"city": "Oslo"}))
     assert judge(ToolCallCount, two, value=2) == Outcome.ok("2 tool calls (get_weather, get_weather), expected 2")
@@ -328,18 +300,11 @@ def test_tool_call_count_counts_parallel_calls() -> None:
 
 
 @given(st.text(max_size=400))
-def test_counting_sentences_never_crashes(text: str) -> None:
-    count = count_sentences(text)
-    assert 0 <= count <= sum(1 for char in text if char.isalnum())
-
-
-@given(st.text(max_size=400))
 def test_text_checks_judge_any_text(text: str) -> None:
     answer = Answer(text.strip())
     for check_type, params in (
         (JsonSchema, {"value": PRODUCT}),
         (WordCountRange, {"min": 1}),
-        (SentenceCount, {"value": 1}),
     ):
         assert judge(check_type, answer, **params).status in ("passed", "failed")
 

@@ -1,23 +1,14 @@
-"""Check types that count things in an answer against a range: words, sentences, tool calls."""
+"""Check types that count things in an answer against a range: words, tool calls (sentences: built in)."""
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, model_validator
 
 from tsuka_core import Answer, CheckParams, CheckType, Outcome
 
-__all__ = [
-    "ABBREVIATIONS",
-    "CountOrRangeParams",
-    "RangeParams",
-    "SentenceCount",
-    "ToolCallCount",
-    "WordCountRange",
-    "count_sentences",
-]
+__all__ = ["CountOrRangeParams", "RangeParams", "ToolCallCount", "WordCountRange"]
 
 Count = Annotated[int, Field(ge=0)]
 
@@ -112,45 +103,6 @@ class WordCountRange(CheckType[RangeParams]):
 
 
 # docs:end word-count-range
-
-
-ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "e.g", "i.e", "cf", "fig"})
-"""Words whose full stop does not end a sentence (compared without case)."""
-
-_CLOSERS = "\"'”’)]}»"
-_CLOSE = f"[{re.escape(_CLOSERS)}]*"
-_END = re.compile(rf"[.!?…]+{_CLOSE}(?=\s|$)|[。！？]+{_CLOSE}")
-
-
-def _has_word(text: str) -> bool:
-    return any(char.isalnum() for char in text)
-
-
-def count_sentences(text: str) -> int:
-    """The number of sentences in ``text``, counted as the docs of ``sentence_count`` describe."""
-    count, start = 0, 0
-    for end in _END.finditer(text):
-        piece = text[start : end.end()]
-        if end.group().startswith(".") and end.group().rstrip(_CLOSERS) == ".":
-            last_word = piece[: end.start() - start].split()[-1:] or [""]
-            if last_word[0].lower() in ABBREVIATIONS:
-                continue
-        if _has_word(piece):
-            count += 1
-            start = end.end()
-    return count + (1 if _has_word(text[start:]) else 0)
-
-
-class SentenceCount(CheckType[CountOrRangeParams]):
-    """Pass when the answer has `value` sentences, or between `min` and `max` (ends: . ! ? … and 。！？)."""
-
-    name = "sentence_count"
-    params_model = CountOrRangeParams
-    example: ClassVar[dict[str, Any]] = {"value": 3}
-
-    def evaluate(self, answer: Answer) -> Outcome:
-        sentences = count_sentences(answer.text)
-        return Outcome.check(self.params.admits(sentences), f"{sentences} sentences, expected {self.params.expected()}")
 
 
 class ToolCallCount(CheckType[CountOrRangeParams]):

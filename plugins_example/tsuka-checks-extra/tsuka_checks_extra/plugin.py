@@ -6,15 +6,15 @@ from importlib.resources import files
 
 # docs:start hookimpl
 import tsuka_core
-from tsuka_checks_extra.counts import SentenceCount, ToolCallCount, WordCountRange
+from tsuka_checks_extra.counts import ToolCallCount, WordCountRange
 from tsuka_checks_extra.schema import JsonSchema, ToolArgsSchema
 
-CHECK_TYPES = (JsonSchema, ToolArgsSchema, WordCountRange, SentenceCount, ToolCallCount)
+CHECK_TYPES = (JsonSchema, ToolArgsSchema, WordCountRange, ToolCallCount)
 
 
 @tsuka_core.hookimpl
 def register_check_types(register: tsuka_core.RegisterCheckType) -> None:
-    """Register the five check types of tsuka-checks-extra."""
+    """Register the four check types of tsuka-checks-extra."""
     for check_type in CHECK_TYPES:
         register(check_type)
 

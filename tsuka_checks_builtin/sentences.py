@@ -1,0 +1,63 @@
+"""A check type that counts the sentences of an answer, in the spirit of IFEval's verifiable instructions.
+
+A sentence ends at a run of ``.``, ``!``, ``?`` or ``…``, optionally followed by
+closing quotes or brackets, that is followed by white space or the end of the
+text (``3.14`` and ``example.com`` end none); ``。``, ``！`` and ``？`` end one
+wherever they stand; a full stop after a common abbreviation (``Dr``, ``e.g``...)
+ends none; a piece counts only if it holds a letter or a digit, and text after the
+last end that holds one is a sentence too; a line break ends none.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from tsuka_checks_builtin.text import CountParams
+from tsuka_core import Answer, CheckType, Outcome
+
+__all__ = ["ABBREVIATIONS", "SentenceCount", "count_sentences"]
+
+ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "e.g", "i.e", "cf", "fig"})
+"""Words whose full stop does not end a sentence (compared without case)."""
+
+_CLOSERS = "\"'”’)]}»"
+_CLOSE = f"[{re.escape(_CLOSERS)}]*"
+_END = re.compile(rf"[.!?…]+{_CLOSE}(?=\s|$)|[。！？]+{_CLOSE}")
+
+
+def _has_word(text: str) -> bool:
+    return any(char.isalnum() for char in text)
+
+
+def count_sentences(text: str) -> int:
+    """The number of sentences in ``text``, counted as this module's docstring says."""
+    count, start = 0, 0
+    for end in _END.finditer(text):
+        piece = text[start : end.end()]
+        if end.group().startswith(".") and end.group().rstrip(_CLOSERS) == ".":
+            last_word = piece[: end.start() - start].split()[-1:] or [""]
+            if last_word[0].lower() in ABBREVIATIONS:
+                continue
+        if _has_word(piece):
+            count += 1
+            start = end.end()
+    return count + (1 if _has_word(text[start:]) else 0)
+
+
+class SentenceCount(CheckType[CountParams]):
+    """Pass when the answer has `value` sentences, or from `min` to `max` (ends: . ! ? … and 。！？).
+
+    A full stop after Mr, Mrs, Ms, Dr, Prof, Sr, Jr, St, vs, e.g, i.e, cf or fig ends no sentence; 3.14 has no
+    end inside it; a line break ends none (a list without full stops is one sentence); text after the last end
+    that holds a letter or digit is one more. So "Wait... what?!" is two sentences, "Dr. Smith sat. He slept."
+    two, and "我很好。你呢？" two.
+    """
+
+    name = "sentence_count"
+    params_model = CountParams
+    example: ClassVar[Mapping[str, Any]] = {"max": 3}
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        return self.params.judged(count_sentences(answer.text), "sentences")
