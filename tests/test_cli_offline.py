@@ -203,11 +203,19 @@ def test_checks_show_prints_the_parameters() -> None:
     lines = result.stdout.splitlines()
     assert lines[0].startswith("tool_arg_regex: ")
     assert lines[1].startswith("provided by tsuka ")
-    params = {line.split()[0]: line for line in lines[2:]}
+    params = {line.split()[0]: line for line in lines[2:-1]}
     assert sorted(params) == ["arg", "flags", "value", "weight"]
     assert "required" in params["arg"]
     assert "required" in params["value"]
     assert 'optional, default "i"' in params["flags"]
+    assert lines[-1].startswith('example: {"type": "tool_arg_regex", ')
+
+
+def test_checks_show_teaches_the_nested_fields_and_the_rules() -> None:
+    shown = invoke("checks", "show", "tool_calls_match").stdout
+    assert "      accept (object, optional): " in shown  # a field of each expected call, under calls
+    assert "  An argument matches when it holds the value of `arguments`" in shown  # the docstring's rules
+    assert '"optional": ["unit"]' in shown.splitlines()[-1]
 
 
 @pytest.mark.parametrize(("name", "hint"), [("tool_caled", "did you mean 'tool_called'?"), ("zzzz", "")])

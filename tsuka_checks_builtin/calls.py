@@ -62,10 +62,11 @@ class ToolCallsMatch(CheckType[CallsMatchParams]):
     params_model = CallsMatchParams
     example: ClassVar[Mapping[str, Any]] = {
         "calls": [
-            {"name": "get_weather", "arguments": {"city": "Paris"}},
-            {"name": "get_weather", "arguments": {"city": "Rome"}},
+            {"name": "get_weather", "arguments": {"city": "Paris"}, "accept": {"unit": ["celsius", "C"]}},
+            {"name": "get_weather", "arguments": {"city": "Rome"}, "optional": ["unit"]},
         ],
         "exact": True,
+        "only_named": True,
         "weight": 2,
     }
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import inspect
 import json
-from typing import TYPE_CHECKING
+import textwrap
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
@@ -51,19 +53,35 @@ def show(name: str) -> None:
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise UsageError(f"unknown check type {name!r}{hint} ('tsuka checks' lists them){registry.missing_hint()}")
     click.echo(f"{name}: {describe(entry.cls)}")
+    rest = (inspect.getdoc(entry.cls) or "").split("\n\n", 1)[1:]
+    if rest:
+        click.echo(textwrap.indent(rest[0].strip(), "  "))
     click.echo(f"provided by {entry.distribution} {entry.plugin.version}")
     schema = entry.cls.params_model.model_json_schema()
     properties = schema.get("properties", {})
-    required = set(schema.get("required", []))
     if not properties:
         click.echo("parameters: none (besides type and weight)")
+    _params(properties, set(schema.get("required", [])), schema.get("$defs", {}), "  ")
+    click.echo("  weight (number > 0, optional, default 1): weight of the check in its test")
+    example = getattr(entry.cls, "example", None)
+    if example:
+        click.echo(f"example: {json.dumps({'type': name, **example}, ensure_ascii=False)}")
+
+
+def _params(properties: dict[str, Any], required: set[str], defs: dict[str, Any], indent: str) -> None:
+    """One line per parameter, and under a list of objects (``calls``), one line per field of those objects."""
     for key, spec in properties.items():
-        need = "required" if key in required else f"optional, default {json.dumps(spec.get('default'))}"
+        default = f", default {json.dumps(spec['default'])}" if "default" in spec else ""
+        need = "required" if key in required else f"optional{default}"
         kind = spec.get("type") or " | ".join(str(s.get("type", s.get("const", "any"))) for s in spec.get("anyOf", []))
         if "enum" in spec:
             kind = " | ".join(json.dumps(v) for v in spec["enum"])
-        click.echo(f"  {key} ({kind or 'any JSON value'}, {need}): {spec.get('description', '')}")
-    click.echo("  weight (number > 0, optional, default 1): weight of the check in its test")
+        said = " ".join(str(spec.get("description", "")).split())
+        click.echo(f"{indent}{key} ({kind or 'any JSON value'}, {need}): {said}")
+        ref = str(spec.get("items", {}).get("$ref", "")).rsplit("/", 1)[-1]
+        if ref in defs and indent == "  ":
+            nested = defs[ref]
+            _params(nested.get("properties", {}), set(nested.get("required", [])), defs, indent + "    ")
 
 
 @click.command()

@@ -18,13 +18,13 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import ClassVar
 
-from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, ServerFacts, masked_response
+from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, masked_response
+from tsuka_core.backends.delegating import DelegatingBackend, seen_as
 from tsuka_core.errors import StoreError
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import connect, response_from_json
-from tsuka_core.terms import Effort
 from tsuka_core.timestamps import format_tested_at
 from tsuka_core.urls import redact_url
 
@@ -168,20 +168,18 @@ class ResponseCache:
         return self._db
 
 
-class CachingBackend(Backend):
+class CachingBackend(DelegatingBackend):
     """A backend that answers from a :class:`ResponseCache` when it can, else asks the backend it wraps.
 
-    Everything but :meth:`complete` is the wrapped backend's: its name, provider,
-    effort parameters and recorded facts, so profiles read exactly as without
-    the cache. Answers served from the cache keep the duration and usage first
-    measured, so they score and time identically.
+    Everything but :meth:`complete` is the wrapped backend's (:class:`DelegatingBackend`): its name,
+    provider, effort parameters and recorded facts, so profiles read exactly as without the cache. Answers
+    served from the cache keep the duration and usage first measured, so they score and time identically.
     """
 
     name: ClassVar[str] = "cache"
 
     def __init__(self, inner: Backend, store: ResponseCache, *, read: bool = True) -> None:
-        super().__init__(inner.config, inner.client)
-        self.inner = inner
+        super().__init__(inner)
         self.store = store
         self.read = read
         """False: every request is asked and its answer kept (a run that may be resumed), none is replayed."""
@@ -192,50 +190,9 @@ class CachingBackend(Backend):
         self._served: dict[int, ChatResponse] = {}
 
     @property
-    def provider(self) -> str:
-        """The wrapped backend's provider."""
-        return self.inner.provider
-
-    @property
     def served(self) -> frozenset[int]:
         """The ``id()`` of every answer this run took from the cache."""
         return frozenset(self._served)
-
-    def effort_params(self, effort: Effort) -> dict[str, Any]:
-        """The wrapped backend's effort parameters."""
-        return self.inner.effort_params(effort)
-
-    def repeats_note(self) -> str | None:
-        """The wrapped backend's note."""
-        return self.inner.repeats_note()
-
-    def take_notes(self) -> list[str]:
-        """The wrapped backend's notes."""
-        return self.inner.take_notes()
-
-    async def effort_ignored(self, model: str) -> str | None:
-        """The wrapped backend's answer (never cached)."""
-        return await self.inner.effort_ignored(model)
-
-    def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
-        """The wrapped backend's recorded facts."""
-        return self.inner.profile_extra(model, effort)
-
-    def secrets(self) -> tuple[str, ...]:
-        """The wrapped backend's secrets."""
-        return self.inner.secrets()
-
-    async def list_models(self) -> list[str]:
-        """The wrapped backend's models (never cached)."""
-        return await self.inner.list_models()
-
-    def takes_unlisted(self, model: str) -> bool:
-        """The wrapped backend's answer."""
-        return self.inner.takes_unlisted(model)
-
-    async def server_facts(self, model: str) -> ServerFacts:
-        """The wrapped backend's facts (never cached)."""
-        return await self.inner.server_facts(model)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """The stored answer for this request, or the wrapped backend's (stored when it succeeds)."""
@@ -259,28 +216,12 @@ class CachingBackend(Backend):
             self.store.close()
 
 
-_CLASS_FACTS = ("name", "applies_effort", "env_vars", "api_key_env", "lists_every_model", "streams", "option_help")
-"""What the engine reads from a backend's class: the wrapper answers them as the wrapped backend's class does."""
-
-
-_WRAPPERS: dict[str, type[CachingBackend]] = {}
-
-
-def _wrapper_class(inner: type[Backend]) -> type[CachingBackend]:
-    """A CachingBackend subclass answering ``inner``'s class facts, made once per backend class."""
-    key = f"{inner.__module__}.{inner.__qualname__}"
-    if key not in _WRAPPERS:
-        attributes: dict[str, Any] = {fact: getattr(inner, fact) for fact in _CLASS_FACTS}
-        _WRAPPERS[key] = cast("type[CachingBackend]", type("CachingBackend", (CachingBackend,), attributes))
-    return _WRAPPERS[key]
-
-
 def with_cache(inner: Backend, path: Path, *, read: bool = True) -> CachingBackend:
     """``inner`` wrapped in a cache stored in the history file ``path``, under ``inner``'s own name.
 
     ``read`` False only keeps each answer (so that a run cut short can be resumed), replaying none.
     """
-    return _wrapper_class(type(inner))(inner, ResponseCache(path), read=read)
+    return seen_as(CachingBackend, type(inner))(inner, ResponseCache(path), read=read)
 
 
 def served_from_cache(backend: Backend) -> frozenset[int]:
