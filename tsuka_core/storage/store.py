@@ -17,6 +17,7 @@ from filelock import FileLock, Timeout
 
 from tsuka_core.errors import StoreError
 from tsuka_core.judge.jsontools import loads_strict
+from tsuka_core.record.level import TSUKA_FIELDS
 from tsuka_core.storage.files import check_store_link, make_folders, read_regular_file
 from tsuka_core.storage.layout import dumps_store
 from tsuka_core.storage.profile import BENCHMARK_VERSION, Profile
@@ -40,19 +41,7 @@ __all__ = [
 DEFAULT_LOCK_TIMEOUT = 30.0
 """Seconds a write waits for another run's lock on the store."""
 
-PROFILE_FIELDS: tuple[str, ...] = (
-    "model",
-    "provider",
-    "tier",
-    "scores",
-    "tokensPerSecond",
-    "testedAt",
-    "benchmarkVersion",
-    "testsHash",
-    "testResults",
-    "reasoningEffort",
-    "avgCompletionTokens",
-)
+PROFILE_FIELDS: tuple[str, ...] = TSUKA_FIELDS
 """The profile fields of the TypeScript TSUKA, in the order they are written; this engine's own follow."""
 
 _FIX = "nothing was written. Fix or move the file."
