@@ -104,3 +104,17 @@ def test_two_settings_against_one_model_are_both_recorded_and_compared(tmp_path:
     compared = invoke("compare", "1", "2", "--profiles", store)
     assert compared.exit_code == 0, compared.stderr
     assert "maxTokens 512 → 24" in compared.stdout
+
+
+def test_compare_reads_a_levels_settings_from_its_record_the_chat_template_among_them() -> None:
+    from tsuka_core.compare.settings import differences, record_settings
+
+    embedded = LevelRecord.parse({"backend": "embedded", "provider": "embedded", "chatTemplate": "chatml-tools.jinja",
+                                  "sampling": {"maxTokens": 512, "temperature": 0, "topK": 1}})  # fmt: skip
+    other = LevelRecord.parse({"backend": "embedded", "provider": "embedded", "chatTemplate": "model",
+                               "sampling": {"maxTokens": 512, "temperature": 0.7, "topK": 40}})  # fmt: skip
+    assert differences(record_settings(embedded), record_settings(other)) == [
+        "chatTemplate chatml-tools.jinja → model",
+        "temperature 0 → 0.7",
+        "topK 1 → 40",
+    ]

@@ -30,12 +30,18 @@ def run_settings(run: StoredRun) -> dict[str, Any]:
 
 
 def record_settings(record: LevelRecord) -> dict[str, Any]:
-    """What a level's record says it was measured with: backend, provider, repeats, options and sampling."""
+    """What a level's record says it was measured with: backend, provider, repeats, options, sampling, the chat
+    template an in-process model used and the kind of server."""
     found: dict[str, Any] = {k: record.found(k) for k in ("backend", "provider") if record.found(k) is not None}
     if record.repeats:
         found["repeats"] = record.repeats
     if record.backend_options:
         found["backendOptions"] = record.backend_options
+    if record.chat_template:
+        found["chatTemplate"] = record.chat_template
+    kind = (record.server or {}).get("kind")
+    if kind:
+        found["server"] = kind
     sampling = record.sampling or {}
     found.update({k: v for k, v in sampling.items() if k in _SAMPLING and v is not None})
     return found
