@@ -132,3 +132,21 @@ def test_tsuka_agrees_with_bfcls_checker_on_bfcls_own_data() -> None:
     assert all(row[3] == "100.00%" for row in table.values()), done.stdout
     assert int(table["all"][1]) > 1000
     assert "0 disagreement(s):" in done.stdout
+
+
+def test_bfcl_data_of_another_shape_leaves_the_suites_out_and_breaks_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tsuka_checks_builtin import plugin
+
+    data = tmp_path / "data"
+    (data / "possible_answer").mkdir(parents=True)
+    for category in bfcl.CATEGORIES.values():
+        (data / f"BFCL_v4_{category}.json").write_text('{"id": "x", "question": []}\n', encoding="utf-8")
+        (data / "possible_answer" / f"BFCL_v4_{category}.json").write_text("not json\n", encoding="utf-8")
+    monkeypatch.setattr(bfcl, "bfcl_data", lambda: data)
+    monkeypatch.setenv(bfcl.CACHE_ENV, str(tmp_path / "cache"))
+    registered: dict[str, Path] = {}
+    plugin.register_suites(lambda name, folder: registered.__setitem__(name, Path(str(folder))))
+    assert "default" in registered
+    assert not any(name.startswith("bfcl-") for name in registered)

@@ -66,7 +66,7 @@ def register_suites(register: RegisterSuite) -> None:
             register(name, folder)
     try:
         converted = bfcl.bfcl_suites(bfcl.cache_root())
-    except (OSError, ValueError, KeyError, TypeError):  # a cache that cannot be written, or data of another shape
+    except (OSError, ValueError, LookupError, TypeError, AttributeError):  # an unwritable cache, data of another shape
         converted = {}
     for name, folder in converted.items():
         register(name, folder)
