@@ -41,7 +41,8 @@ def _level(**changes: Any) -> LevelResult:
     ],
 )
 def test_a_figure_out_of_range_is_left_out_and_named(changes: dict[str, Any], figure: str) -> None:
-    record = level_record(_level(**changes))
+    measured = {"tokens_per_second": 42.5, "avg_completion_tokens": 128}
+    record = level_record(_level(**{**measured, **changes}))
     assert out_of_range(record) == [figure]
     stored = record.stored()
     name = figure.split(maxsplit=1)[0]
@@ -49,6 +50,9 @@ def test_a_figure_out_of_range_is_left_out_and_named(changes: dict[str, Any], fi
         assert stored[name] == 0  # TSUKA requires the field: 0 is its "not reported"
     else:
         assert name not in stored
+    untouched = level_record(_level(**measured)).stored()
+    for other in {"tokensPerSecond", "avgCompletionTokens"} - {name}:
+        assert stored[other] == untouched[other]  # the figure next to it is kept as measured
     assert LevelRecord.parse(stored).damaged == {}  # what was written reads back whole
 
 

@@ -86,7 +86,9 @@ def level_record(level: LevelResult, tested_at: datetime | None = None, endpoint
     left_out = dict(record.damaged)
     if not left_out:
         return record
-    kept = {k: NOT_REPORTED.get(k, v) for k, v in values.items() if k not in left_out or k in NOT_REPORTED}
+    kept = {
+        k: NOT_REPORTED[k] if k in left_out else v for k, v in values.items() if k not in left_out or k in NOT_REPORTED
+    }
     return LevelRecord.parse(kept).leaving_out(left_out)
 
 
