@@ -471,6 +471,7 @@ def test_a_layout_1_history_is_read_as_it_is(layout_1: tuple[Path, StoredRun]) -
     assert shown.exit_code == transcript.exit_code == listed.exit_code == 0, shown.stderr + transcript.stderr
     assert "frase_8_parole               1.00\n" in shown.stdout
     assert "runs per test" not in shown.stdout
+    assert "95% intervals: " in shown.stdout  # an older history's level shows the confidence its run showed
     assert "m1@none frase_8_parole (instruction): score 1.00" in transcript.stdout
     assert "══ run" not in transcript.stdout
     assert old.read_bytes() == before, "reading upgraded the file"
