@@ -239,9 +239,9 @@ class EmbeddedBackend(Backend):
         import asyncio
 
         loaded = await asyncio.to_thread(self._loaded, self.model_file(model))
-        if loaded.template != "model":
+        if loaded.template != "model":  # the sweep names the model before the note
             self.add_note(
-                f"{model}: its own chat template renders no tools, so tool requests are rendered with tsuka's "
+                "its own chat template renders no tools, so tool requests are rendered with tsuka's "
                 f"ChatML tool template ({loaded.template}); llama-server with the model's own template uses "
                 "llama.cpp's generic tool handling instead, so its toolCalling score can differ (give llama-server "
                 "--jinja --chat-template-file with tsuka's template to measure the same thing); the profile records "
