@@ -152,3 +152,10 @@ def test_word_count_takes_a_range_and_a_word_definition(params: dict[str, Any], 
 def test_a_call_made_with_a_tool_call_object_keeps_its_parsed_arguments() -> None:
     call = ToolCall("c0", "area", {"base": 10, "height": 5})
     assert matches(Answer("", (call,), TOOLS)).passed
+
+
+def test_tool_arg_at_refuses_a_cut_answer_as_every_argument_check_does() -> None:
+    answer = made({"base": 10, "height": 5}, cut=True)
+    for check, params in (("tool_arg_equals", {}), ("tool_arg_at", {"index": 0})):
+        outcome = run_check(check, {"arg": "base", "value": 10, **params}, answer)
+        assert outcome.detail.startswith("answer cut at the token limit"), (check, outcome)

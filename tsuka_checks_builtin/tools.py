@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
@@ -134,11 +135,11 @@ class ToolArgEquals(CheckType[ArgEqualsParams]):
     example: ClassVar[Mapping[str, Any]] = {"arg": "append", "value": True, "weight": 3}
 
     def evaluate(self, answer: Answer) -> Outcome:
-        found, _call, problem = first_call_argument(answer, self.params.arg_path)
-        if problem:
-            return problem
+        found, call, problem = first_call_argument(answer, self.params.arg_path)
+        if problem or call is None:
+            return problem or Outcome.fail("no tool call")
         want = self.params.value
-        if problem := _declared_type(answer, answer.tool_calls[0].name, self.params.arg, found):
+        if problem := _declared_type(answer, call.name, self.params.arg, found):
             return problem
         return Outcome.check(
             json_equal(found, want), f"{self.params.arg} is {compact(found)}, expected {compact(want)}"
@@ -208,7 +209,7 @@ class ToolArgAt(CheckType[ArgAtParams]):
         if index >= len(answer.tool_calls):
             return Outcome.fail(f"no tool call at index {index} (calls: {_calls(answer)})")
         call = answer.tool_calls[index]
-        found, _call, problem = first_call_argument(Answer(answer.text, (call,)), self.params.arg_path)
+        found, _call, problem = first_call_argument(replace(answer, tool_calls=(call,)), self.params.arg_path)
         if problem:
             return problem
         want = self.params.value
