@@ -15,7 +15,7 @@ from typing import Any
 
 from tsuka_core import json_equal
 
-__all__ = ["declared", "normalised", "required", "same_kind", "type_problem", "value_fits"]
+__all__ = ["declared", "normalised", "offered", "required", "same_kind", "type_problem", "value_fits"]
 
 _KINDS: Mapping[str, tuple[type, ...]] = {
     "string": (str,),
@@ -29,13 +29,19 @@ _KINDS: Mapping[str, tuple[type, ...]] = {
 _STRIPPED = re.compile(r"[ ,./\-_*^]")
 
 
-def _parameters(tools: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
+def offered(tools: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
+    """The ``function`` of the offered tool ``name`` (OpenAI format, or the bare function); None when not offered."""
     for tool in tools:
         function = tool.get("function", tool)
         if isinstance(function, Mapping) and function.get("name") == name:
-            parameters = function.get("parameters")
-            return parameters if isinstance(parameters, Mapping) else None
+            return function
     return None
+
+
+def _parameters(tools: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
+    function = offered(tools, name)
+    parameters = function.get("parameters") if function is not None else None
+    return parameters if isinstance(parameters, Mapping) else None
 
 
 def declared(tools: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:

@@ -10,6 +10,7 @@ from jsonschema.exceptions import SchemaError, ValidationError
 from jsonschema.validators import extend
 from referencing.exceptions import Unresolvable
 
+from tsuka_checks_builtin.argsem import offered
 from tsuka_checks_builtin.json import compact
 from tsuka_core import Answer, CheckParams, CheckType, Outcome, ToolCall
 
@@ -38,12 +39,12 @@ class ConformParams(CheckParams):
 
 
 def _schema(tools: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any] | None:
-    for tool in tools:
-        function = tool.get("function", tool)
-        if isinstance(function, Mapping) and function.get("name") == name:
-            parameters = function.get("parameters")
-            return parameters if isinstance(parameters, Mapping) else {"type": "object"}
-    return None
+    """The offered tool's parameters schema (an object of anything when it gives none); None when not offered."""
+    function = offered(tools, name)
+    if function is None:
+        return None
+    parameters = function.get("parameters")
+    return parameters if isinstance(parameters, Mapping) else {"type": "object"}
 
 
 def _problem(call: ToolCall, tools: Sequence[Mapping[str, Any]], undeclared: bool) -> str | None:
