@@ -18,7 +18,7 @@ from tsuka_core.cli.run_summary import print_records, print_report
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.errors import UsageError
 from tsuka_core.gating.min_tier import below_tier
-from tsuka_core.run.config import backend_config, replica_urls
+from tsuka_core.run.config import ServerSettings
 from tsuka_core.run.plan import measure
 from tsuka_core.run.report_json import report_json
 from tsuka_core.run.session import RunOptions, list_models
@@ -284,18 +284,19 @@ def run(
             "--shard with --min-tier would fail every shard: a shard stores no profile and so has no tier; "
             "give --min-tier to 'tsuka merge', which judges the whole run"
         )
+    server = ServerSettings.of(values)
     options = RunOptions(
         shard=shard,
         models=models,
         backend=values.get("backend"),
-        config=backend_config(values),
+        config=server.config(),
         efforts=cast("tuple[Effort, ...]", tuple(efforts)) or EFFORTS,
         store_path=profiles,
         concurrency=concurrency,
         repeats=repeats,
         proxy=values.get("proxy"),
         model_check=values.get("model_check", True),
-        replicas=replica_urls(values),
+        replicas=server.replicas,
         **history_options(values, profiles),
     )
     plan = endpoint_plan(options, models)
@@ -316,9 +317,10 @@ def run(
 @backend_options
 def models(**values: Any) -> None:
     """List the models the backend can reach (what 'tsuka run all' would measure)."""
-    if replica_urls(values):
+    server = ServerSettings.of(values)
+    if server.replicas:
         raise UsageError("--base-url: give one server to list its models (its replicas serve the same ones)")
-    config = backend_config(values)
+    config = server.config()
     provider, names = asyncio.run(list_models(loaded_registry(), values.get("backend"), config, values.get("proxy")))
     click.echo(f"# {provider}", err=True)
     for name in names:

@@ -18,7 +18,7 @@ from tsuka_core.backends.apikey import key_in
 from tsuka_core.backends.base import BackendConfig
 from tsuka_core.errors import UsageError
 
-__all__ = ["ServerSettings", "api_key_from", "backend_config", "replica_urls"]
+__all__ = ["ServerSettings", "api_key_from", "backend_config"]
 
 
 api_key_from = key_in
@@ -96,11 +96,6 @@ class ServerSettings(BaseModel):
             seed=self.seed,
             options=self.options(),
         )
-
-
-def replica_urls(values: Mapping[str, Any]) -> tuple[str, ...]:
-    """The base URLs of ``--base-url`` given more than once (replicas of one server); empty for one or none."""
-    return ServerSettings.of(values).replicas
 
 
 def backend_config(values: Mapping[str, Any]) -> BackendConfig:
