@@ -104,7 +104,7 @@ def _dicts(possible: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _accepted(value: Any) -> list[Any]:
     """The concrete values one BFCL possible value stands for (a dict or a list of dicts, expanded)."""
     if isinstance(value, Mapping):
-        return list(_dicts(value))
+        return _dicts(value)
     if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
         return [list(c) for c in itertools.islice(itertools.product(*(_dicts(v) for v in value)), _MAX_DICTS)]
     return [value]
