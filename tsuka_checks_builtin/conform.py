@@ -5,29 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
-from jsonschema.validators import extend
 from referencing.exceptions import Unresolvable
 
 from tsuka_checks_builtin.argsem import offered
 from tsuka_checks_builtin.json import compact
-from tsuka_core import Answer, CheckParams, CheckType, Outcome, ToolCall
+from tsuka_core import Answer, CheckParams, CheckType, Outcome, ToolCall, schema_validator
 
 __all__ = ["ToolArgsConform"]
-
-
-def _whole_number(checker: Any, instance: Any) -> bool:
-    """JSON Schema's ``integer``, without the float ``5.0`` that drafts 6 and later admit (BFCL refuses it)."""
-    del checker
-    return isinstance(instance, int) and not isinstance(instance, bool)
-
-
-_Strict = extend(  # type: ignore[no-untyped-call]  # jsonschema's extend() has no annotations
-    Draft202012Validator,
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _whole_number),
-)
-"""Draft 2020-12 with a strict ``integer``."""
 
 
 class ConformParams(CheckParams):
@@ -59,13 +44,21 @@ def _problem(call: ToolCall, tools: Sequence[Mapping[str, Any]], undeclared: boo
         if extra:
             return f"{call.name}: {extra[0]} is not an argument the tool declares"
     try:
-        _Strict.check_schema(schema)
-        error = next(iter(sorted(_Strict(schema).iter_errors(call.arguments), key=lambda e: list(e.path))), None)
-    except (SchemaError, Unresolvable, RecursionError) as exc:
+        validator = schema_validator(schema, strict_integer=True)
+        error = next(iter(sorted(validator.iter_errors(call.arguments), key=lambda e: list(e.path))), None)
+    except Unresolvable as exc:
+        outside = _reference(exc)
+        return f"{call.name}: the tool's schema refers outside itself ({outside}); only its own parts are followed"
+    except (SchemaError, RecursionError) as exc:
         return f"{call.name}: the tool's schema cannot be applied ({type(exc).__name__})"
     if error is None:
         return None
     return f"{call.name}: {_where(error)}{_said(error)}"
+
+
+def _reference(exc: Unresolvable) -> str:
+    ref = getattr(exc, "ref", None)
+    return compact(ref) if isinstance(ref, str) else type(exc).__name__
 
 
 _WORDED = {"type": "of type", "enum": "one of", "const": "the constant"}
@@ -89,9 +82,13 @@ def _said(error: ValidationError) -> str:
 class ToolArgsConform(CheckType[ConformParams]):
     """Pass when the answer calls a tool and every call's arguments conform to that tool's JSON Schema.
 
-    Required arguments, types (an integer refuses 5.0), enums, formats the schema states, and no argument the
-    tool does not declare (unless `undeclared` is true) are held by a JSON Schema validator (Draft 2020-12);
-    arguments that were not valid JSON as written, or an answer cut at the token limit, never conform.
+    Required arguments, types (an integer refuses 5.0), enums, formats the schema states (date, date-time, time,
+    duration, email, hostname, ipv4, ipv6, uri, uri-reference, uri-template, json-pointer, uuid, regex; a string
+    over 8,192 characters never conforms to one; iri is not checked), and no argument the tool does not declare
+    (unless `undeclared` is true) are held by a JSON Schema validator (Draft 2020-12). A `$ref` is followed only
+    within the tool's own schema (never to a URL or a file), and a `pattern` is searched with the time limit of
+    every regex check. Arguments that were not valid JSON as written, or an answer cut at the token limit, never
+    conform.
     """
 
     name = "tool_args_conform"

@@ -40,6 +40,7 @@ from .judge.jsontools import json_type_name as json_type_name
 from .judge.outcome import Outcome as Outcome
 from .judge.patterns import Pattern as Pattern
 from .judge.patterns import PatternTimeout as PatternTimeout
+from .judge.schemas import schema_validator as schema_validator
 
 # Backend authors.
 from .backends.base import Backend as Backend

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
-from jsonschema import exceptions, validators  # type: ignore[import-untyped, unused-ignore]
+from jsonschema import exceptions  # type: ignore[import-untyped, unused-ignore]
 from pydantic import PrivateAttr, model_validator
 
-from tsuka_core import Answer, CheckParams, CheckType, Outcome, ToolCall, extract_json
+from tsuka_core import Answer, CheckParams, CheckType, Outcome, Pattern, ToolCall, extract_json, schema_validator
 
 __all__ = ["JsonSchema", "JsonSchemaParams", "ToolArgsSchema", "ToolArgsSchemaParams", "compile_schema"]
 
@@ -37,17 +36,16 @@ def _location(path: Iterable[Any]) -> str:
 def compile_schema(schema: Mapping[str, Any]) -> Any:
     """A validator for ``schema`` (its ``$schema`` draft, else 2020-12) that also asserts formats.
 
-    Raises ValueError naming where the schema is wrong when it is not a valid JSON Schema.
+    tsuka's ``schema_validator`` makes it safe for a suite's data: a ``$ref`` resolves within the schema only,
+    patterns are searched with a time limit. Raises ValueError naming where the schema is wrong when it is not a
+    valid JSON Schema.
     """
-    document = dict(schema)
-    cls = validators.validator_for(document)
     try:
-        cls.check_schema(document)
+        return schema_validator(dict(schema))
     except exceptions.SchemaError as error:
         where = _location(error.absolute_path)
         reason = f"at {where}: {_clip(error.message)}" if where else _clip(error.message)
         raise ValueError(f"not a valid JSON Schema: {reason}") from None
-    return cls(document, format_checker=cls.FORMAT_CHECKER)
 
 
 @functools.lru_cache(maxsize=256)
@@ -147,7 +145,15 @@ def _undeclared(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> list
     patterns = schema.get("patternProperties")
     declared = set(properties) if isinstance(properties, Mapping) else set()
     regexes = list(patterns) if isinstance(patterns, Mapping) else []
-    return [name for name in arguments if name not in declared and not any(re.search(p, name) for p in regexes)]
+    return [name for name in arguments if name not in declared and not any(_found(p, name) for p in regexes)]
+
+
+def _found(source: str, name: str) -> bool:
+    """Whether ``source`` (a schema's pattern) is found in ``name``, with tsuka's time limit; a bad pattern never is."""
+    try:
+        return Pattern.compile(source).search(name)
+    except ValueError:
+        return False
 
 
 def _arguments(kind: str, names: Sequence[str]) -> str:
