@@ -11,7 +11,7 @@ PACKAGES = ("tsuka_core", "tsuka_checks_builtin")
 
 # The layers of tsuka_core, lowest first: a module may import from its own layer and the ones before it.
 LAYERS = (
-    ("terms", "errors", "textsafe", "urls", "masking", "timestamps", "deprecated"),
+    ("terms", "errors", "textsafe", "urls", "secret_search", "masking", "timestamps", "deprecated"),
     ("record",),
     ("judge",),
     ("backends",),

@@ -156,3 +156,79 @@ def test_an_unknown_option_is_one_line_with_a_did_you_mean(tmp_path: Path) -> No
     assert code == 2
     lines = said.decode().strip().splitlines()
     assert lines == ["tsuka: error: backend 'openai' has no option 'strem'; did you mean 'stream'? (it reads: stream)"]
+
+
+TOKEN = "tk-user-token-7a8b9c0d1e2f3a4b"
+ENCODINGS = {
+    "percent": lambda s: quote(s, safe=""),
+    "percent, every character": lambda s: "".join(f"%{b:02X}" for b in s.encode()),
+    "base64": lambda s: base64.b64encode(s.encode()).decode(),
+    "base64 inside a longer value": lambda s: base64.b64encode(b"xy:" + s.encode()).decode(),
+    "swapped case": str.swapcase,
+    "reversed": lambda s: s[::-1],
+    "two thirds": lambda s: s[: -(-2 * len(s) // 3)],
+    "json escapes": lambda s: "".join(f"\\u{ord(c):04x}" for c in s),
+}
+
+
+class EncodedEcho:
+    """Answers with the secret part of the Authorization header it got, encoded, in text, reasoning and arguments."""
+
+    def __init__(self, encode: Any) -> None:
+        self.encode = encode
+        self.server: LoopbackServer | None = None
+
+    def __call__(self, body: dict[str, Any], n: int) -> Reply:
+        del n
+        assert self.server is not None
+        said = [r for r in self.server.requests if r.is_chat][-1].headers.get("authorization", "").split()[-1]
+        if said.startswith("tk-") or said.startswith("sk-"):
+            secret = said
+        else:
+            secret = base64.b64decode(said).decode().rstrip(":")  # a Basic token: the user name it carries
+        shown = self.encode(secret)
+        if body.get("tools"):
+            name = body["tools"][0]["function"]["name"]
+            return Reply(content=f"calling {shown}", tool_calls=((name, f'{{"path": "{shown}"}}'),))
+        return Reply(content=f"Your key: {shown}.", reasoning_content=f"header {shown}")
+
+
+@pytest.mark.parametrize("encoding", list(ENCODINGS))
+@pytest.mark.parametrize("how", ["bearer", "user name"])
+def test_a_credential_echoed_in_any_encoding_reaches_no_artefact(tmp_path: Path, encoding: str, how: str) -> None:
+    encode = ENCODINGS[encoding]
+    store, history = tmp_path / "models_profile.json", tmp_path / "h.sqlite"
+    echo = EncodedEcho(encode)
+    outputs: dict[str, bytes] = {}
+    with LoopbackServer(echo, models=("m1",)) as server:
+        echo.server = server
+        url = server.base_url if how == "bearer" else server.base_url.replace("http://", f"http://{TOKEN}@")
+        secret, key = (KEY, KEY) if how == "bearer" else (TOKEN, None)
+        common = ("--profiles", store, "--history-db", history, "-e", "none", "-j", "1", "--retries", "0")
+        code, outputs["run"] = tsuka(
+            "run", "m1", "--base-url", url, *common, "--junit", tmp_path / "junit.xml",
+            "--json-file", tmp_path / "result.json", key=key,
+        )  # fmt: skip
+        assert code in (0, 1), outputs["run"].decode()
+        code, outputs["run --json"] = tsuka("run", "m1", "--base-url", url, *common, "--json", key=key)
+    for args in (("show", "last", "m1@none"), ("report", "-o", tmp_path / "report.html"), ("runs", "--json")):
+        _, outputs[" ".join(map(str, args))] = tsuka(*args, "--profiles", store, "--history-db", history, key=key)
+    files = {str(p.relative_to(tmp_path)): p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()}
+    shown = encode(secret).encode()
+    found = [name for name, data in {**outputs, **files}.items() if shown in data or secret.encode() in data]
+    assert found == []
+    assert b"***" in outputs["show last m1@none"]  # masked, not lost
+
+
+def test_show_config_and_models_keep_every_credential_out(tmp_path: Path) -> None:
+    proxy = "http://proxyuser:proxy-pass-77aa66@127.0.0.1:9"
+    code, shown = tsuka("run", "m1", "--base-url", "http://127.0.0.1:9/v1", "--proxy", proxy, "--show-config", key=None)
+    assert code == 0, shown.decode()
+    assert b"proxy-pass-77aa66" not in shown
+    with LoopbackServer(models=("m1", f"leak-{KEY}", quote(KEY, safe=""))) as server:
+        code, listed = tsuka("models", "--base-url", server.base_url, key=KEY)
+    assert code == 0, listed.decode()
+    assert b"m1" in listed
+    assert KEY.encode() not in listed
+    assert quote(KEY, safe="").encode() not in listed
+    assert b"2 model name(s) the server lists hold a secret the run sends; left out" in listed

@@ -107,7 +107,7 @@ def prepared(base_url: str, models: list[str]) -> Any:
     async def main() -> Any:
         async with httpx.AsyncClient() as client:
             backend = OpenAIBackend(BackendConfig(base_url=base_url, timeout=10), client)
-            return await prepare(backend, backend, models, Quiet())
+            return await prepare(backend, models, Quiet())
 
     return asyncio.run(main())
 

@@ -2,11 +2,12 @@
 
 A run knows its secrets (an API key from any source, the credentials of a URL,
 the Authorization value made of them, key-like option values); a server may
-echo any of them inside an error or an answer. :func:`mask_text` and
-:func:`mask_json` replace each with ``***`` (forms shorter than
-:data:`MIN_SECRET_CHARS` are left alone: masking every ``a`` would hide the
-text, not a secret). :func:`looks_like_key` and :func:`secret_name` say which
-values and names hold one whatever they are called.
+echo any of them inside an error or an answer, in any encoding
+(``tsuka_core.secret_search``: case, percent and JSON escapes, base64, reversed,
+or two thirds of it). :func:`mask_text` and :func:`mask_json` replace each with
+``***`` (secrets shorter than :data:`MIN_SECRET_CHARS` are left alone: masking
+every ``a`` would hide the text, not a secret). :func:`looks_like_key` and
+:func:`secret_name` say which values and names hold one whatever they are called.
 """
 
 from __future__ import annotations
@@ -15,23 +16,23 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from tsuka_core.secret_search import MIN_SECRET_CHARS, SecretFinder, finder
+
 __all__ = [
     "KEY_PATTERNS",
     "KEY_PREFIXES",
     "MASK",
     "MIN_SECRET_CHARS",
+    "holds_secret",
     "looks_like_key",
     "mask_json",
     "mask_text",
     "masked_options",
-    "secret_forms",
     "secret_option",
 ]
 
 MASK = "***"
 """What a secret is replaced with."""
-MIN_SECRET_CHARS = 4
-"""Forms shorter than this are not masked."""
 
 KEY_PREFIXES = (
     "sk-", "sk_", "rk_live_", "gsk_", "AIza", "ya29.", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
@@ -66,18 +67,14 @@ def masked_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return {k: MASK if secret_option(str(k), v) else v for k, v in options.items()}
 
 
-def secret_forms(secrets: Iterable[str | None]) -> tuple[str, ...]:
-    """The forms of ``secrets`` to mask: each as given and stripped, long enough, longest first, no repeats."""
-    forms = {form for secret in secrets if secret for form in (secret, secret.strip()) if len(form) >= MIN_SECRET_CHARS}
-    return tuple(sorted(forms, key=len, reverse=True))
+def holds_secret(text: str, secrets: Iterable[str | None]) -> bool:
+    """Whether ``text`` holds any of ``secrets`` in any form a server can echo it (``secret_search``)."""
+    return finder(secrets).found(text)
 
 
 def mask_text(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret (and its white-space-stripped form) replaced by ``***``."""
-    for form in secret_forms(secrets):
-        if form in text:
-            text = text.replace(form, MASK)
-    return text
+    """``text`` with every secret, in any form a server can echo it (``secret_search``), replaced by ``***``."""
+    return finder(secrets).mask(text, MASK)
 
 
 def mask_json(value: Any, secrets: Iterable[str | None]) -> Any:
@@ -85,21 +82,21 @@ def mask_json(value: Any, secrets: Iterable[str | None]) -> Any:
 
     The search walks without recursion; a value holding a secret too deep to rebuild is replaced whole.
     """
-    forms = secret_forms(secrets)
-    if not forms or not _holds(value, forms):
+    found = finder(secrets)
+    if not found or not _holds(value, found):
         return value
     try:
-        return _rebuilt(value, forms)
+        return _rebuilt(value, found)
     except RecursionError:
         return MASK
 
 
-def _holds(value: Any, forms: tuple[str, ...]) -> bool:
+def _holds(value: Any, found: SecretFinder) -> bool:
     pending = [value]
     while pending:
         item = pending.pop()
         if isinstance(item, str):
-            if any(form in item for form in forms):
+            if found.found(item):
                 return True
         elif isinstance(item, Mapping):
             pending.extend(item.keys())
@@ -109,12 +106,12 @@ def _holds(value: Any, forms: tuple[str, ...]) -> bool:
     return False
 
 
-def _rebuilt(value: Any, forms: tuple[str, ...]) -> Any:
+def _rebuilt(value: Any, found: SecretFinder) -> Any:
     if isinstance(value, str):
-        return mask_text(value, forms)
+        return found.mask(value, MASK)
     if isinstance(value, Mapping):
-        return {_rebuilt(k, forms): _rebuilt(v, forms) for k, v in value.items()}
+        return {_rebuilt(k, found): _rebuilt(v, found) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        masked = [_rebuilt(item, forms) for item in value]
+        masked = [_rebuilt(item, found) for item in value]
         return tuple(masked) if isinstance(value, tuple) else masked
     return value

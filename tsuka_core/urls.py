@@ -27,7 +27,8 @@ def redact_url(url: str) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """What :func:`redact_url` hides in ``url``: the password, the Basic token made of it, every query value.
+    """What :func:`redact_url` hides in ``url``: the password (the user name when it stands alone, a token given
+    that way), the Basic token made of them, every query value.
 
     Each as written and percent-decoded, for masking them wherever a server echoes them back.
     """
@@ -36,9 +37,9 @@ def url_secrets(url: str) -> list[str]:
     if userinfo is not None:
         user, colon, password = userinfo.partition(":")
         found.append(password if colon else user)
-        if colon:
-            pair = f"{unquote(user)}:{unquote(password)}"
-            found.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
+        # httpx sends user info as Basic auth, a user name alone as "user:" (a token given as the user name).
+        pair = f"{unquote(user)}:{unquote(password)}"
+        found.append(base64.b64encode(pair.encode("utf-8")).decode("ascii"))
     query = rest.partition("#")[0].partition("?")[2]
     found.extend(pair.partition("=")[2] for pair in query.split("&"))
     return [s for secret in found if secret for s in dict.fromkeys((secret, unquote(secret)))]

@@ -95,9 +95,7 @@ def merge(ctx: click.Context, project: Project, values: dict[str, Any]) -> None:
 def shown(ctx: click.Context, project: Project | None, values: dict[str, Any]) -> dict[str, Any]:
     """The merged settings as JSON, with every secret masked."""
 
-    settings = {key: list(v) if isinstance(v, tuple) else v for key, v in values.items()}
-    if settings.get("base_url"):
-        settings["base_url"] = [redact_url(str(url)) for url in settings["base_url"]]
+    settings = {key: _without_credentials(list(v) if isinstance(v, tuple) else v) for key, v in values.items()}
     pairs = dict(item.partition("=")[::2] for item in values.get("backend_option") or ())
     settings["backend_option"] = [f"{k}={v}" for k, v in safe_options(pairs).items()]
     endpoints = []
@@ -109,6 +107,13 @@ def shown(ctx: click.Context, project: Project | None, values: dict[str, Any]) -
             item["api_key"] = "***" if key_is_set(endpoint.api_key_env) else "(not set)"
         endpoints.append(item)
     return {"file": str(project.path) if project else None, "run": settings, "endpoints": endpoints}
+
+
+def _without_credentials(value: Any) -> Any:
+    """A setting with every URL in it shown without its credentials (``--base-url``, ``--proxy``...)."""
+    if isinstance(value, list):
+        return [_without_credentials(item) for item in value]
+    return redact_url(value) if isinstance(value, str) and "://" in value else value
 
 
 def endpoint_plan(base: RunOptions, models: Sequence[str]) -> list[tuple[Endpoint, RunOptions]]:

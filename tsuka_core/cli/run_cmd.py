@@ -321,7 +321,11 @@ def models(**values: Any) -> None:
     if server.replicas:
         raise UsageError("--base-url: give one server to list its models (its replicas serve the same ones)")
     config = server.config()
-    provider, names = asyncio.run(list_models(loaded_registry(), values.get("backend"), config, values.get("proxy")))
+    provider, names, notes = asyncio.run(
+        list_models(loaded_registry(), values.get("backend"), config, values.get("proxy"))
+    )
     click.echo(f"# {provider}", err=True)
+    for said in notes:
+        click.echo(f"note: {said}", err=True)
     for name in names:
         click.echo(name)

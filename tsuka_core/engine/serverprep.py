@@ -11,7 +11,7 @@ from tsuka_core.backends.base import Backend, ServerFacts, masked_facts
 from tsuka_core.engine.sweep import SweepObserver
 from tsuka_core.engine.taskgroups import all_or_none
 from tsuka_core.errors import BackendError, RequestError, UsageError
-from tsuka_core.masking import secret_forms
+from tsuka_core.masking import holds_secret
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -41,9 +41,9 @@ class Prepared:
 
 
 async def prepare(
-    backend: Backend, asked: Backend, requested: Sequence[str], observer: SweepObserver, *, model_check: bool = True
+    backend: Backend, requested: Sequence[str], observer: SweepObserver, *, model_check: bool = True
 ) -> Prepared:
-    """Resolve ``requested`` and ask ``asked`` for the server's facts, both at once when the names are given.
+    """Resolve ``requested`` and ask ``backend`` for the server's facts, both at once when the names are given.
 
     With ``all`` the names come from the model list, so the facts are asked
     after it. A refused name cancels the facts still being asked.
@@ -52,9 +52,9 @@ async def prepare(
     wanted = [m for m in requested if m != "all"]
     if not wanted or len(wanted) != len(requested):
         models, listed = await resolve_models(backend, requested, model_check=model_check)
-        return Prepared(models, await server_facts(asked, models, observer), listed)
+        return Prepared(models, await server_facts(backend, models, observer), listed)
     both: list[Coroutine[Any, Any, Any]] = [
-        server_facts(asked, list(dict.fromkeys(wanted)), observer),
+        server_facts(backend, list(dict.fromkeys(wanted)), observer),
         resolve_models(backend, requested, model_check=model_check),
     ]
     facts, (models, listed) = await all_or_none(both)  # a refused name cancels the facts still being asked
@@ -92,8 +92,8 @@ async def resolve_models(
 
 def without_secrets(backend: Backend, listed: Sequence[str]) -> list[str]:
     """The listed model names, less any that holds a secret the run sends (it would be stored and shown)."""
-    forms = secret_forms(backend.secrets())
-    kept = [name for name in listed if not any(form in name for form in forms)]
+    secrets = backend.secrets()
+    kept = [name for name in listed if not holds_secret(name, secrets)]
     if len(kept) < len(listed):
         backend.add_note(
             f"{len(listed) - len(kept)} model name(s) the server lists hold a secret the run sends; left out"

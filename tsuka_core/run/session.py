@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import os
+import urllib.request
 from collections.abc import Awaitable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
@@ -16,9 +17,10 @@ import httpx
 from tsuka_core.backends.apikey import key_or_none
 from tsuka_core.backends.base import Backend, BackendConfig, check_options
 from tsuka_core.backends.clientpool import spread_client
-from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare
+from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare, without_secrets
 from tsuka_core.engine.sweep import ModelSweep, QuietObserver, SweepObserver, sweep_models
 from tsuka_core.errors import StoreError, UsageError
+from tsuka_core.masking import mask_text
 from tsuka_core.plugins.registry import Registry
 from tsuka_core.run.profiles import stored_profiles
 from tsuka_core.run.replicas import ReplicaSet, replica_set
@@ -30,6 +32,7 @@ from tsuka_core.storage.suite_sections import suite_of
 from tsuka_core.suite.model import Suite
 from tsuka_core.suite.shard import Shard, shard_suite
 from tsuka_core.terms import EFFORTS, Effort
+from tsuka_core.urls import url_secrets
 
 __all__ = ["RunOptions", "RunReport", "choose_backend", "list_models", "make_backend", "make_client", "run_benchmark"]
 
@@ -129,17 +132,22 @@ def make_client(concurrency: int, timeout: float, proxy: str | None = None) -> h
         return spread_client(httpx.Timeout(timeout, connect=min(timeout, 30.0)), proxy)
     except (ValueError, ImportError, httpx.InvalidURL) as exc:  # a bad URL or scheme, SOCKS without socksio
         where = "--proxy" if proxy else "HTTP_PROXY, HTTPS_PROXY or ALL_PROXY"
-        raise UsageError(f"the proxy of {where} cannot be used: {exc}") from None
+        secrets = [s for url in [proxy, *urllib.request.getproxies().values()] if url for s in url_secrets(url)]
+        raise UsageError(f"the proxy of {where} cannot be used: {mask_text(str(exc), secrets)}") from None
 
 
 async def list_models(
     registry: Registry, name: str | None, config: BackendConfig, proxy: str | None = None
-) -> tuple[str, list[str]]:
-    """The backend's provider and the models it can reach (what ``tsuka run all`` would measure)."""
+) -> tuple[str, list[str], list[str]]:
+    """The backend's provider, the models it can reach (what ``tsuka run all`` would measure) and what was said.
+
+    A listed name that holds a secret the run sends is left out, and that is said, as for ``tsuka run all``.
+    """
     async with make_client(1, config.timeout, proxy) as client:
         backend = make_backend(registry, choose_backend(name, config), config, client)
         try:
-            return backend.provider, await backend.list_models()
+            listed = without_secrets(backend, await backend.list_models())
+            return backend.provider, listed, backend.take_notes()
         finally:
             await backend.aclose()
 
@@ -195,7 +203,7 @@ async def run_benchmark(
         if options.shard is not None:
             observer.note(_shard_note(options.shard, suite))
         try:
-            prepared = await prepare(backend, asked, options.models, observer, model_check=options.model_check)
+            prepared = await prepare(backend, options.models, observer, model_check=options.model_check)
             models, facts = prepared.models, prepared.facts
             # A replica set's slots already count each replica's own concurrency.
             concurrency, said = concurrency_for(None if isinstance(asked, ReplicaSet) else options.concurrency, facts)
