@@ -18,10 +18,16 @@ from tsuka_core.gating.toolcap import SAFE_TOOL_COUNT, tolerance_value
 from tsuka_core.suite.loading import resolve_suite, suite_hash
 
 TEN = [{"type": "function", "function": {"name": f"tool_{i}", "parameters": {"type": "object"}}} for i in range(10)]
+LARGE_ONLY = [{**tool, "requiredTier": "large"} for tool in TEN]
+
+
+COUNTS = {"1": 1, "4": 1, "8": 1, "16": 1, "32": 1, "64": 1}
+"""toolCountScores as the toolcount suite measures them: the counts 1 to 64."""
 
 
 def toolcount_profile(effort: str = "none", tolerance: Any = 1, *, stale: bool = False) -> dict[str, Any]:
     measured = profile("m", effort, "small") | {"suite": "toolcount", "toolCountTolerance": tolerance}
+    measured["toolCountScores"] = COUNTS
     measured["testsHash"] = "00000000" if stale else suite_hash(resolve_suite("toolcount"))
     return measured
 
@@ -91,9 +97,8 @@ def test_a_damaged_tolerance_caps_at_the_safe_side_and_says_so(tmp_path: Path, t
 
 def test_a_tolerance_in_the_tier_profile_is_judged_the_same_way(tmp_path: Path, tools: Path) -> None:
     for value, expected in ((3, 3), (3.0, 3), ("3", 1), (0, 1)):
-        store = write(
-            tmp_path / "p.json", {"m@none": profile("m", "none", "large") | {"toolCountTolerance": value}}, None
-        )
+        measured = {"toolCountTolerance": value, "toolCountScores": COUNTS}
+        store = write(tmp_path / "p.json", {"m@none": profile("m", "none", "large") | measured}, None)
         assert len(kept(gate(store, tools=tools))) == expected, value
 
 
@@ -148,7 +153,7 @@ def test_no_effort_anywhere_with_a_measured_tolerance_caps_at_the_safe_side(tmp_
 
 
 def test_the_smallest_cap_holds(tmp_path: Path, tools: Path) -> None:
-    tier = {"m@none": profile("m", "none", "large") | {"toolCountTolerance": 5}}
+    tier = {"m@none": profile("m", "none", "large") | {"toolCountTolerance": 5, "toolCountScores": COUNTS}}
     store = write(tmp_path / "p.json", tier, {"m@none": toolcount_profile("none", 3)})
     assert len(kept(gate(store, tools=tools))) == 3
 
@@ -213,3 +218,59 @@ def test_a_misspelt_model_gets_a_did_you_mean_in_tier_and_gate(tmp_path: Path, t
         said = runner.invoke(cli, [*args, "--profiles", str(store)], prog_name="tsuka")
         assert said.exit_code == 0
         assert f"did you mean '{name}'?" in said.stderr
+
+
+@pytest.mark.parametrize("said", ["M", "m\u200b", "mx", None])
+def test_the_cap_is_read_from_the_key_whatever_the_model_field_says(tmp_path: Path, tools: Path, said: Any) -> None:
+    measured = toolcount_profile(tolerance=2) | {"model": said}
+    store = write(tmp_path / "p.json", LARGE, {"m@none": measured})
+    assert kept(gate(store, tools=tools)) == ["tool_0", "tool_1"]
+    assert allowed_tools("m", TEN, profiles=store) == TEN[:2]
+
+
+def test_a_profile_whose_effort_contradicts_its_key_caps_at_the_safe_side(tmp_path: Path, tools: Path) -> None:
+    measured = toolcount_profile(tolerance=8) | {"reasoningEffort": "xhigh"}
+    store = write(tmp_path / "p.json", LARGE, {"m@none": measured})
+    shown = gate(store, tools=tools)
+    assert kept(shown) == ["tool_0"]
+    assert 'stored under "m@none" but its reasoningEffort says "xhigh"' in shown.stderr
+
+
+def test_a_tier_profile_whose_effort_contradicts_its_key_is_not_used(tmp_path: Path, tools: Path) -> None:
+    large_only = tmp_path / "large.json"
+    large_only.write_text(json.dumps(LARGE_ONLY), encoding="utf-8")
+    store = write(tmp_path / "p.json", {"m@none": profile("m", "none", "large")}, None)
+    assert len(kept(gate(store, tools=large_only))) == 10
+    store = write(tmp_path / "p.json", {"m@none": profile("m", "xhigh", "large")}, None)
+    shown = gate(store, "--explain", tools=large_only)
+    assert kept(shown) == []
+    assert "mislabelled" in shown.stderr
+
+
+@pytest.mark.parametrize(("scores", "expected"), [(COUNTS, 64), ({"1": 1, "4": 1, "8": 1}, 8), ({"1": 1}, 1)])
+def test_a_tolerance_is_held_to_the_largest_count_measured(
+    tmp_path: Path, tools: Path, scores: dict[str, float], expected: int
+) -> None:
+    hundred = [{"type": "function", "function": {"name": f"t{i}", "parameters": {}}} for i in range(100)]
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps(hundred), encoding="utf-8")
+    measured = toolcount_profile(tolerance=1000) | {"toolCountScores": scores}
+    store = write(tmp_path / "p.json", LARGE, {"m@none": measured})
+    shown = gate(store, tools=many)
+    assert len(kept(shown)) == expected
+    assert f"more than the {expected} tools it measured" in shown.stderr
+
+
+@pytest.mark.parametrize("scores", [None, "damaged", {}, {"x": 1}])
+def test_a_tolerance_without_the_counts_it_was_measured_at_caps_at_the_safe_side(
+    tmp_path: Path, tools: Path, scores: Any
+) -> None:
+    measured = toolcount_profile(tolerance=8)
+    if scores is None:
+        del measured["toolCountScores"]
+    else:
+        measured["toolCountScores"] = scores
+    store = write(tmp_path / "p.json", LARGE, {"m@none": measured})
+    shown = gate(store, tools=tools)
+    assert kept(shown) == ["tool_0"]
+    assert "without the toolCountScores it was measured from" in shown.stderr

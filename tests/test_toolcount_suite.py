@@ -164,8 +164,13 @@ TWENTY = [
 ]
 
 
+COUNTS = {"1": 1, "4": 1, "8": 1, "16": 1, "32": 1, "64": 1}
+"""toolCountScores as the toolcount suite writes them beside a tolerance (which is held to their largest count)."""
+
+
 def store_with(path: Path, **extra: Any) -> Path:
-    data = {"profiles": {"m@none": profile("m", "none", "large") | extra}, "recommendations": {"m": "none"}}
+    measured = extra | ({"toolCountScores": COUNTS} if "toolCountTolerance" in extra else {})
+    data = {"profiles": {"m@none": profile("m", "none", "large") | measured}, "recommendations": {"m": "none"}}
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
 
@@ -194,6 +199,7 @@ def test_gate_offers_at_most_the_tolerance_lowest_tier_first(tmp_path: Path) -> 
 def test_gate_takes_the_tolerance_from_the_toolcount_suites_profile(tmp_path: Path) -> None:
     """The tier comes from the default suite's profile, the tolerance from the same level measured with toolcount."""
     measured = profile("m", "none", "small") | {"suite": "toolcount", "toolCountTolerance": 8}
+    measured["toolCountScores"] = COUNTS
     measured["testsHash"] = suite_hash(resolve_suite("toolcount"))
     data = {
         "profiles": {"m@none": profile("m", "none", "large")},

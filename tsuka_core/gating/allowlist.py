@@ -280,6 +280,9 @@ def _profile(
     if profile is None:
         return None, f"no profile stored for {key}"
     valid, status = profile.status(suite_hash if isinstance(suite_hash, str) else suite_hash(profile.suite))
+    mislabelled = profile.mislabelled(key) if valid else None
+    if mislabelled is not None:
+        return None, f"mislabelled: the profile {mislabelled}"
     return (profile if valid else None), status
 
 

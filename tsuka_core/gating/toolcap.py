@@ -3,13 +3,17 @@
 The rule (docs/gating.md, "The tool-count cap"), failing closed:
 
 - the tolerance of ``model@effort`` is read from the tier profile used (when it
-  holds the key) and from the ``toolcount`` suite's profile of the same level,
-  whatever the state of the tier profile;
+  holds the key) and from the ``toolcount`` suite's profile stored under the
+  key ``model@effort``, whatever the state of the tier profile; the key alone
+  says whose it is;
 - a valid measurement (its profile valid, the value a whole number of at least
-  1; ``8.0`` reads as 8) caps at that number;
-- a value that is present but damaged, a stale profile, a ``toolcount`` profile
-  without a value, or a tolerance measured only at another effort than the one
-  asked caps at :data:`SAFE_TOOL_COUNT` and says why;
+  1; ``8.0`` reads as 8) caps at that number, held to the largest count its
+  ``toolCountScores`` measured;
+- a value that is present but damaged, a profile whose own ``model`` or
+  ``reasoningEffort`` contradicts its key, a tolerance without the counts it
+  was measured at, a stale profile, a ``toolcount`` profile without a value, or
+  a tolerance measured only at another effort than the one asked caps at
+  :data:`SAFE_TOOL_COUNT` and says why;
 - of several, the smallest cap holds; with none of these, there is no cap.
 """
 
@@ -33,6 +37,7 @@ __all__ = [
     "TOOLCOUNT_SUITE",
     "ToolCap",
     "cap_note",
+    "largest_count",
     "tolerance_value",
     "tool_cap",
 ]
@@ -41,6 +46,8 @@ TOOLCOUNT_SUITE = "toolcount"
 """The suite whose profiles hold a model's ``toolCountTolerance`` beside its tier from another suite."""
 TOLERANCE = "toolCountTolerance"
 """The stored field."""
+SCORES = "toolCountScores"
+"""The tool score at each count measured: the tolerance is held to its largest count."""
 SAFE_TOOL_COUNT = 1
 """The cap when a tolerance cannot be trusted: the smallest count a suite measures (a tolerance is only
 ever measured against the same tasks offered with one tool, ``engine.toolcount``)."""
@@ -94,12 +101,12 @@ def _from_tier_profile(data: StoreData, model: str, effort: Effort | None, suite
     profile = data.profiles.get(key)
     if profile is None or not profile.has(TOLERANCE):
         return None
-    return _judged(profile, f"profile {key}", suite_hash)
+    return _judged(key, profile, f"profile {key}", suite_hash)
 
 
 def _from_toolcount(data: StoreData, model: str, effort: Effort | None) -> ToolCap | None:
     view = data.for_suite(TOOLCOUNT_SUITE).profiles
-    measured = {key: profile for key, profile in view.items() if _of_model(key, profile, model)}
+    measured = {key: profile for key, profile in view.items() if key.rpartition("@")[0] == model}
     if not measured:
         return None
     key = None if effort is None else profile_key(model, effort)
@@ -109,25 +116,38 @@ def _from_toolcount(data: StoreData, model: str, effort: Effort | None) -> ToolC
         why = f"{TOLERANCE} measured with the toolcount suite at {levels} only; {asked}"
         return ToolCap(SAFE_TOOL_COUNT, why, f"toolcount profiles of {model}")
     # Judged against the suite it names (the toolcount suite as installed), whatever suite the tiers come from.
-    return _judged(measured[key], f"toolcount profile {key}", SuiteHashes())
+    return _judged(key, measured[key], f"toolcount profile {key}", SuiteHashes())
 
 
-def _of_model(key: str, profile: Profile, model: str) -> bool:
-    return (profile.model if profile.model is not None else key.rpartition("@")[0]) == model
-
-
-def _judged(profile: Profile, source: str, suite_hash: SuiteHash) -> ToolCap:
-    """The cap one profile gives: its tolerance when valid, else the safe side and why."""
+def _judged(key: str, profile: Profile, source: str, suite_hash: SuiteHash) -> ToolCap:
+    """The cap the profile stored under ``key`` gives: its tolerance when valid, else the safe side and why."""
     wanted = suite_hash if isinstance(suite_hash, str) else suite_hash(profile.suite)
     valid, status = profile.status(wanted)
     if not valid:
         return ToolCap(SAFE_TOOL_COUNT, f"{source} is {_reason(status)}", source)
+    mislabelled = profile.mislabelled(key)
+    if mislabelled is not None:
+        return ToolCap(SAFE_TOOL_COUNT, f"{source} {mislabelled}", source)
     found = profile.found(TOLERANCE)
     limit = tolerance_value(found)
     if limit is None:
         shown = "missing" if not profile.has(TOLERANCE) else _shown(found)
         return ToolCap(SAFE_TOOL_COUNT, f"{source} holds {TOLERANCE} {shown}, not a whole number of at least 1", source)
+    largest = largest_count(profile)
+    if largest is None:
+        why = f"{source} holds {TOLERANCE} {limit} without the {SCORES} it was measured from"
+        return ToolCap(SAFE_TOOL_COUNT, why, source)
+    if limit > largest:
+        why = f"{source} holds {TOLERANCE} {limit}, more than the {largest} tools it measured"
+        return ToolCap(largest, why, source)
     return ToolCap(limit, None, source)
+
+
+def largest_count(profile: Profile) -> int | None:
+    """The largest tool count the profile's ``toolCountScores`` measured; None when it holds none."""
+    scores = profile.tool_count_scores
+    counts = [int(key) for key in scores or {} if key.isascii() and key.isdigit() and int(key) >= 1]
+    return max(counts, default=None)
 
 
 def _reason(status: str) -> str:

@@ -260,6 +260,15 @@ class LevelRecord(Lenient):
             return False, "stale: " + "; ".join(reasons)
         return True, "valid"
 
+    def mislabelled(self, key: str) -> str | None:
+        """Why the record does not belong under ``key`` (``model@effort``): its ``reasoningEffort`` names another
+        level; None when it agrees or is absent. (Its ``model`` may differ: a project file's endpoint stores a
+        model under a name of its own; the key says whose it is.)"""
+        said, effort = self.found("reasoningEffort"), key.rpartition("@")[2]
+        if said is not None and said != effort:
+            return f"is stored under {json.dumps(key)} but its reasoningEffort says {json.dumps(said)[:40]}"
+        return None
+
     def stored(self) -> dict[str, Any]:
         """The record as JSON: the fields set, TSUKA's in its order, then tsuka's own, then any other key kept."""
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
