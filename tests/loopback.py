@@ -15,7 +15,9 @@ Usage::
   decoded JSON request and ``n`` the 0-based index of that chat request; the
   :class:`Reply` it returns is sent (a handler that raises answers 500 and lands
   in ``server.errors``). ``GET /v1/models`` lists ``models``; any other path
-  answers 404. A query string is ignored in routing.
+  answers 404. ``props``, when given, is called for each ``GET /props`` and
+  its JSON sent (a llama.cpp server's facts). A query string is ignored in
+  routing.
 - ``server.requests`` holds every request received (:class:`Received`: method,
   path, body, lower-cased headers, query, and how often the same request came
   before), ``server.bodies`` the chat bodies only.
@@ -27,7 +29,7 @@ Usage::
 - It is bounded: one thread per connection (keep-alive), at most
   ``max_requests`` requests (the rest get 503), a deadline of ``max_seconds``
   after which every request gets 503 and every stall ends, request bodies up to
-  16 MiB; leaving the ``with`` block closes every connection, cuts any scripted
+  64 MiB; leaving the ``with`` block closes every connection, cuts any scripted
   delay short and joins the thread.
 """
 
@@ -51,7 +53,7 @@ from replies import Reply
 
 __all__ = ["Handler", "Inject", "LoopbackServer", "Plan", "Received", "Reply", "Wire"]
 
-_MAX_REQUEST_BYTES = 16 * 1024 * 1024
+_MAX_REQUEST_BYTES = 64 * 1024 * 1024
 
 
 Handler = Callable[[dict[str, Any], int], Reply]
@@ -105,6 +107,8 @@ class _State:
     plan: Plan | None
     inject: Inject | None
     no_fault: Any
+    props: Callable[[], Mapping[str, Any]] | None = None
+    """What ``GET /props`` answers (llama.cpp's facts about itself); None: 404, as another server."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     stopping: threading.Event = field(default_factory=threading.Event)
     seen: Counter[str] = field(default_factory=Counter)
@@ -182,10 +186,11 @@ class LoopbackServer:
         plan: Plan | None = None,
         inject: Inject | None = None,
         no_fault: Any = None,
+        props: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
         self._state = _State(
             handler or (lambda body, n: Reply.text("ok")), list(models), max_requests,
-            time.monotonic() + max_seconds, stall_seconds, plan, inject, no_fault,
+            time.monotonic() + max_seconds, stall_seconds, plan, inject, no_fault, props,
         )  # fmt: skip
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -332,6 +337,8 @@ class _Connection(socketserver.BaseRequestHandler):
         if models:
             data = [{"id": m, "object": "model", "owned_by": "loopback"} for m in state.models]
             return self._send(wire, fault, json.dumps({"object": "list", "data": data}).encode(), False, keep)
+        if request.method == "GET" and request.path.rstrip("/") == "/props" and state.props is not None:
+            return self._send(wire, fault, json.dumps(state.props()).encode(), False, keep)
         if not served:
             status = 404 if isinstance(body, dict) else 400
             wire.send(status, _error_body(f"no route for {request.method} {request.path}"), close=not keep)

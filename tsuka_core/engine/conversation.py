@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from tsuka_core.backends.base import ChatRequest, ChatResponse
 from tsuka_core.backends.http import StatusError
+from tsuka_core.engine.kept import kept_messages
 from tsuka_core.engine.results import CheckResult, StepResult
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.judge.outcome import Outcome
@@ -54,4 +55,4 @@ def refused_step(step: Step, index: int, request: ChatRequest, error: StatusErro
     """The step whose request the server refused for the model's own tool-call arguments: each check failed."""
     detail = f"{REFUSED} (HTTP {error.status}: {error.server_message})"
     checks = tuple(CheckResult(c.location, c.type, c.weight, Outcome.fail(detail)) for c in step.checks)
-    return StepResult(index, True, checks, request.messages, None, "invalid_arguments")
+    return StepResult(index, True, checks, kept_messages(request.messages), None, "invalid_arguments")

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from tsuka_core.backends.base import ChatResponse
 from tsuka_core.judge.answer import ToolCall
 
-__all__ = ["KEEP_CHARS", "PART_CHARS", "kept_answer"]
+__all__ = ["KEEP_CHARS", "PART_CHARS", "kept_answer", "kept_messages"]
 
 KEEP_CHARS = 1024 * 1024
 """An answer longer than this, all parts together, is kept shortened."""
@@ -45,6 +47,44 @@ def kept_answer(response: ChatResponse) -> tuple[ChatResponse, int | None]:
         tool_calls=tuple(_kept_call(call) for call in response.tool_calls),
     )
     return shortened, size
+
+
+def kept_messages(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    """The conversation a step keeps: as sent, or, past :data:`KEEP_CHARS` in all, each long text cut.
+
+    The messages of a later step hold the earlier answers whole (they are sent back), so a step keeps them as it
+    keeps an answer: every string longer than its share (at most :data:`PART_CHARS`, less with many messages)
+    cut to that share and ended with its full length and a digest. What a step keeps is always within what the
+    history stores of a step.
+    """
+    if _chars(messages) <= KEEP_CHARS:
+        return messages
+    share = min(PART_CHARS, KEEP_CHARS // max(len(messages), 1))
+    return tuple(_cut_strings(dict(message), share) for message in messages)
+
+
+def _chars(value: Any) -> int:
+    pending, total = [value], 0
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, Mapping):
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return total
+
+
+def _cut_strings(value: Any, share: int) -> Any:
+    if isinstance(value, str) and len(value) > share:
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return f"{value[:share]}\n[kept {share:,} of {len(value):,} characters; sha256 {digest}]"
+    if isinstance(value, Mapping):
+        return {k: _cut_strings(v, share) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cut_strings(v, share) for v in value]
+    return value
 
 
 def _size(response: ChatResponse) -> int:

@@ -14,7 +14,7 @@ from tsuka_core.backends.http import StatusError
 from tsuka_core.engine.answer_faults import answer_fault
 from tsuka_core.engine.conversation import chain_broken, judged_calls, refused_step
 from tsuka_core.engine.first_request import refuses_model
-from tsuka_core.engine.kept import kept_answer
+from tsuka_core.engine.kept import kept_answer, kept_messages
 from tsuka_core.engine.results import CheckResult, StepResult, TestResult
 from tsuka_core.errors import RequestError
 from tsuka_core.judge.answer import Answer, ToolCall
@@ -62,12 +62,12 @@ def _judged(step: Step, request: ChatRequest, response: ChatResponse, index: int
         found = answer_fault(response, request.tools, next(named, None), failed)
     kept, shortened = kept_answer(response)
     if found is None:
-        return StepResult(index, True, checks, request.messages, kept, None, shortened)
+        return StepResult(index, True, checks, kept_messages(request.messages), kept, None, shortened)
     fault, why = found
     if fault == "thinking_only":
         checks = tuple(CheckResult(c.location, c.type, c.weight, Outcome.fail(why)) for c in checks)
     led = tuple(_led_by(c, why) for c in checks)
-    return StepResult(index, True, led, request.messages, kept, fault, shortened)
+    return StepResult(index, True, led, kept_messages(request.messages), kept, fault, shortened)
 
 
 def _wanted_tool(check: Check) -> str | None:
@@ -85,7 +85,7 @@ def _led_by(result: CheckResult, why: str) -> CheckResult:
 
 
 def _errored(test: Test, results: list[StepResult], index: int, request: ChatRequest, cause: str) -> TestResult:
-    results.append(StepResult(index, False, (), request.messages))
+    results.append(StepResult(index, False, (), kept_messages(request.messages)))
     first = cause.splitlines()[0] if cause else cause
     return TestResult(test, "error", 0.0, tuple(results), f"step {index}: {first}", request.repeat)
 
