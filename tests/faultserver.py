@@ -196,10 +196,11 @@ class FaultServer(LoopbackServer):
         max_requests: int = 5000,
         max_seconds: float = 120.0,
         stall_seconds: float = 30.0,
+        props: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
         super().__init__(
             answerer, models, max_requests=max_requests, max_seconds=max_seconds, stall_seconds=stall_seconds,
-            plan=plan or FaultPlan.never(), inject=_inject, no_fault=Fault.NONE,
+            plan=plan or FaultPlan.never(), inject=_inject, no_fault=Fault.NONE, props=props,
         )  # fmt: skip
 
     def __enter__(self) -> FaultServer:

@@ -104,3 +104,21 @@ def test_a_changed_setting_is_another_measurement_and_is_not_resumed(tmp_path: P
     assert other.exit_code == 0
     assert "resuming" not in other.stdout + other.stderr
     assert asked == 9
+
+
+def test_answers_another_model_file_gave_behind_the_same_url_are_never_replayed(tmp_path: Path) -> None:
+    store = tmp_path / "models_profile.json"
+    failing, model_file = [True], ["/models/a.gguf"]
+    plan = FaultPlan.always(Fault.SERVER_ERROR, when=lambda i: failing[0] and _json_products(i))
+    props = lambda: {"model_path": model_file[0], "build_info": "b1"}  # noqa: E731
+    with FaultServer(perfect, plan, models=["m1"], props=props) as server:
+        assert invoke(*_run(server, store, "--retries", "0")).exit_code == 1
+        failing[0] = False
+        model_file[0] = "/models/b.gguf"  # the same URL now serves another model
+        before = _chats(server)
+        other = invoke(*_run(server, store, "--retries", "0"))
+        asked = _chats(server) - before
+    assert other.exit_code == 0, other.stderr
+    assert asked == 9  # every answer asked again: none of model a's is replayed for model b
+    profile = json.loads(store.read_text(encoding="utf-8"))["profiles"]["m1@none"]
+    assert profile["server"]["modelFile"] == "/models/b.gguf"

@@ -126,3 +126,45 @@ def test_a_shard_without_history_is_refused(tmp_path: Path) -> None:
     result = tsuka("run", "m1", "--base-url", "http://127.0.0.1:9/v1", "--shard", "1/2", "--no-history")
     assert result.exit_code == 2
     assert "--no-history" in result.stderr
+
+
+def _props(model_file: list[str]) -> Any:
+    return lambda: {"model_path": model_file[0], "build_info": "b1", "total_slots": 1}
+
+
+def test_shards_the_server_measured_with_another_model_file_are_refused(tmp_path: Path) -> None:
+    suite = _suite(tmp_path / "suite")
+    model_file = ["/models/a.gguf"]
+    with LoopbackServer(_answer, max_requests=2000, props=_props(model_file)) as server:
+        assert _run(server, suite, tmp_path / "one", "--shard", "1/2").exit_code == 0
+        model_file[0] = "/models/b.gguf"
+        assert _run(server, suite, tmp_path / "two", "--shard", "2/2").exit_code == 0
+        model_file[0] = "/models/a.gguf"
+        assert _run(server, suite, tmp_path / "same", "--shard", "2/2").exit_code == 0
+    store = tmp_path / "merged" / "models_profile.json"
+    store.parent.mkdir()
+    refused = tsuka("merge", tmp_path / "one", tmp_path / "two", "--suite", suite, "--profiles", store)
+    assert refused.exit_code == 2, refused.output
+    assert "the server served another model for m1@none" in refused.stderr
+    assert "'/models/a.gguf' and '/models/b.gguf'" in refused.stderr
+    assert not store.exists()
+    merged = tsuka("merge", tmp_path / "one", tmp_path / "same", "--suite", suite, "--profiles", store)
+    assert merged.exit_code == 0, merged.output
+    profile = _profile(tmp_path / "merged", suite)
+    assert profile["server"] == {"kind": "llama.cpp", "version": "b1", "modelFile": "/models/a.gguf", "slots": 1}
+
+
+def test_a_merged_profile_keeps_what_the_server_said_and_whether_the_effort_mattered(tmp_path: Path) -> None:
+    suite = _suite(tmp_path / "suite")
+    with LoopbackServer(_answer, max_requests=2000, props=_props(["/models/a.gguf"])) as server:
+        for folder, shard in (("one", "1/2"), ("two", "2/2"), ("whole", None)):
+            extra = ("-e", "low") + (("--shard", shard) if shard else ())
+            assert _run(server, suite, tmp_path / folder, *extra).exit_code == 0
+    store = tmp_path / "merged" / "models_profile.json"
+    store.parent.mkdir()
+    merged = tsuka("merge", tmp_path / "one", tmp_path / "two", "--suite", suite, "--profiles", store)
+    assert merged.exit_code == 0, merged.output
+    whole, found = _profile(tmp_path / "whole", suite), _profile(tmp_path / "merged", suite)
+    assert whole["effortEffective"] is False  # the server gives the same answers at every effort
+    for key in ("server", "effortEffective"):
+        assert found.get(key) == whole[key], key

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.judge.answer import ToolCall
-from tsuka_core.masking import mask_json, mask_text, secret_forms, secret_option
+from tsuka_core.masking import MASK, mask_json, secret_option
+from tsuka_core.secret_search import SecretFinder, finder
 from tsuka_core.terms import Effort
 from tsuka_core.urls import url_secrets
 
@@ -158,16 +158,39 @@ class ServerFacts:
 
     def as_profile(self) -> dict[str, Any]:
         """The facts given, under camelCase names, as profiles store them (``server``)."""
-        names = {
-            "kind": "kind",
-            "version": "version",
-            "model_file": "modelFile",
-            "slots": "slots",
-            "supports_tools": "supportsTools",
-            "supports_parallel_tool_calls": "supportsParallelToolCalls",
-            "supports_reasoning_effort": "supportsReasoningEffort",
-        }
-        return {name: value for key, name in names.items() if (value := getattr(self, key)) is not None}
+        return {name: value for key, name in _FACT_NAMES.items() if (value := getattr(self, key)) is not None}
+
+    @classmethod
+    def from_profile(cls, stored: Mapping[str, Any] | None) -> ServerFacts:
+        """The facts a record's ``server`` holds (:meth:`as_profile`'s form); a value of the wrong kind is left out."""
+        found = dict(stored or {})
+        facts = {key: value for key, name in _FACT_NAMES.items() if _of_kind(key, value := found.get(name))}
+        return cls(**facts)
+
+    @property
+    def identity(self) -> dict[str, str]:
+        """What says which model answered: the server's kind, build and model file (those it gave)."""
+        return {k: v for k, v in self.as_profile().items() if k in ("kind", "version", "modelFile")}
+
+
+def _of_kind(key: str, value: object) -> bool:
+    """Whether ``value`` is of the kind :class:`ServerFacts` keeps under ``key``."""
+    if key == "slots":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if key.startswith("supports_"):
+        return isinstance(value, bool)
+    return isinstance(value, str)
+
+
+_FACT_NAMES = {
+    "kind": "kind",
+    "version": "version",
+    "model_file": "modelFile",
+    "slots": "slots",
+    "supports_tools": "supportsTools",
+    "supports_parallel_tool_calls": "supportsParallelToolCalls",
+    "supports_reasoning_effort": "supportsReasoningEffort",
+}
 
 
 class Backend:
@@ -191,7 +214,7 @@ class Backend:
     option_help: ClassVar[Mapping[str, str] | None] = None
     """The ``--option KEY=VALUE`` keys this backend reads, each with a one-line description (``tsuka backends``
     lists them). Any other key is refused before the backend is created, with a did-you-mean. None means not
-    declared: any key is taken, with a DeprecationWarning when one is given; declaring is required from 0.3."""
+    declared: since 0.3 such a backend takes no ``--option`` at all (0.2 took any key, with a warning)."""
     applies_effort: ClassVar[bool] = True
     lists_every_model: ClassVar[bool] = False
     """True when :meth:`list_models` names every model the backend answers for, so that a name it does not
@@ -314,16 +337,16 @@ class Backend:
 def check_options(cls: type[Backend], options: Mapping[str, str]) -> None:
     """Refuse an option ``cls`` does not declare (:attr:`Backend.option_help`): one line with a did-you-mean.
 
-    A backend that declares none takes any key, with a DeprecationWarning naming it.
+    A backend that declares none (``option_help`` None) takes no option: since 0.3 every key is refused, naming
+    what the backend's author must declare.
     """
     declared = cls.option_help
     if declared is None:
         if options:
-            warnings.warn(
-                f"backend {cls.name!r} ({cls.__module__}) does not declare its options (Backend.option_help), so a "
-                "mistyped --option key is not caught; declaring them is required from tsuka 0.3",
-                DeprecationWarning,
-                stacklevel=2,
+            given = ", ".join(repr(key[:60]) for key in options)
+            raise BackendError(
+                f"backend {cls.name!r} ({cls.__module__}) declares no options (Backend.option_help), so it takes "
+                f"no --option (given: {given}); its author declares the keys it reads, as tsuka 0.3 requires"
             )
         return
     for key in options:
@@ -336,29 +359,29 @@ def check_options(cls: type[Backend], options: Mapping[str, str]) -> None:
 
 def masked_response(response: ChatResponse, secrets: Sequence[str]) -> ChatResponse:
     """``response`` with every secret masked in its text, content, reasoning and tool calls (names, arguments,
-    the call as sent); the same object when none holds one."""
-    forms = secret_forms(secrets)
-    if not forms:
+    the call as sent), in any form a server can echo it; the same object when none holds one."""
+    found = finder(secrets)
+    if not found:
         return response
     texts: dict[str, Any] = {
-        name: mask_text(value, forms)
+        name: masked
         for name in ("text", "content", "reasoning")
-        if isinstance(value := getattr(response, name), str) and any(form in value for form in forms)
+        if isinstance(value := getattr(response, name), str) and (masked := found.mask(value, MASK)) is not value
     }
-    calls = tuple(_masked_call(call, forms) for call in response.tool_calls)
+    calls = tuple(_masked_call(call, found, secrets) for call in response.tool_calls)
     changed = any(new is not old for new, old in zip(calls, response.tool_calls, strict=True))
     if not texts and not changed:
         return response
     return replace(response, **texts, tool_calls=calls)
 
 
-def _masked_call(call: ToolCall, forms: Sequence[str]) -> ToolCall:
+def _masked_call(call: ToolCall, found: SecretFinder, secrets: Sequence[str]) -> ToolCall:
     fields: dict[str, Any] = {
-        "id": mask_text(call.id, forms),
-        "name": mask_text(call.name, forms),
-        "arguments": mask_json(call.arguments, forms),
-        "raw": mask_json(call.raw, forms),
-        "arguments_problem": None if call.arguments_problem is None else mask_text(call.arguments_problem, forms),
+        "id": found.mask(call.id, MASK),
+        "name": found.mask(call.name, MASK),
+        "arguments": mask_json(call.arguments, secrets),
+        "raw": mask_json(call.raw, secrets),
+        "arguments_problem": None if call.arguments_problem is None else found.mask(call.arguments_problem, MASK),
     }
     if all(value is getattr(call, name) for name, value in fields.items()):
         return call
@@ -367,10 +390,10 @@ def _masked_call(call: ToolCall, forms: Sequence[str]) -> ToolCall:
 
 def masked_facts(facts: ServerFacts, secrets: Sequence[str]) -> ServerFacts:
     """``facts`` with every secret masked in the text the server gave (kind, version, model file)."""
-    forms = secret_forms(secrets)
+    found = finder(secrets)
     texts: dict[str, Any] = {
-        name: mask_text(value, forms)
+        name: masked
         for name in ("kind", "version", "model_file")
-        if isinstance(value := getattr(facts, name), str) and any(form in value for form in forms)
+        if isinstance(value := getattr(facts, name), str) and (masked := found.mask(value, MASK)) is not value
     }
     return replace(facts, **texts) if texts else facts

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from tsuka_core.backends.base import ServerFacts
@@ -13,7 +14,7 @@ from tsuka_core.engine.metrics import avg_reasoning_tokens, level_speed
 from tsuka_core.engine.results import LevelResult, TestResult
 from tsuka_core.engine.speed_figures import speed_figures
 
-__all__ = ["effort_effective", "measured_fields", "repeats_identical"]
+__all__ = ["effort_effective", "measured_fields", "repeats_identical", "with_effort_effective"]
 
 
 def measured_fields(tests: Sequence[TestResult], facts: ServerFacts | None) -> dict[str, Any]:
@@ -52,6 +53,14 @@ def effort_effective(levels: Sequence[LevelResult]) -> bool | None:
         return None
     first = _answers(compared[0])
     return any(_answers(level) != first for level in compared[1:])
+
+
+def with_effort_effective(levels: Sequence[LevelResult]) -> list[LevelResult]:
+    """One model's levels with ``effortEffective`` recorded in each, when there is something to compare."""
+    effective = effort_effective(levels)
+    if effective is None:
+        return list(levels)
+    return [replace(level, measured={**level.measured, "effortEffective": effective}) for level in levels]
 
 
 def repeats_identical(level: LevelResult) -> bool:

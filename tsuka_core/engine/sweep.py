@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from tsuka_core.backends.base import Backend, EffortRejected, ServerFacts
@@ -12,7 +12,7 @@ from tsuka_core.backends.budget import BodyBudget
 from tsuka_core.backends.http import MAX_BODY_BYTES
 from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.first_request import FirstAlone, ModelRefused
-from tsuka_core.engine.measured import effort_effective, measured_fields, repeats_identical
+from tsuka_core.engine.measured import effort_effective, measured_fields, repeats_identical, with_effort_effective
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
 from tsuka_core.engine.record import level_record, out_of_range, sent_settings
 from tsuka_core.engine.reliability import reliability_fields
@@ -227,17 +227,14 @@ class _Sweeper:
 
     def _effort_effect(self, swept: ModelSweep, levels: list[LevelResult]) -> list[LevelResult]:
         """The levels with ``effortEffective`` recorded; a note when the effort changed no answer at all."""
-        effective = effort_effective(levels)
-        if effective is None:
-            return levels
-        if not effective:
+        if effort_effective(levels) is False:
             note = (
                 f"{swept.model}: every level gave identical answers and token counts: "
                 "the server appears to ignore the effort setting"
             )
             swept.notes.append(note)
             self.observer.note(note)
-        return [replace(level, measured={**level.measured, "effortEffective": effective}) for level in levels]
+        return with_effort_effective(levels)
 
     async def _effort_ignored(self, model: str) -> str | None:
         """The backend's reason to measure ``model`` once; a failure to tell is said, and efforts are sent."""

@@ -2,7 +2,8 @@
 
 Each shard's last recorded run is read; together they must be every shard
 ``1/N`` to ``N/N`` of one measurement (the same suite, models, efforts,
-settings, backend and server; the concurrency may differ), each finished
+settings, backend and server, and the same model behind it as the server
+described it: kind, build, model file; the concurrency may differ), each finished
 (a shard still running, interrupted or abandoned is named and refused), each
 holding only the tests its ``I/N`` owns. Their levels, every shard's, are
 joined test by test whatever the order the shards are given in, and judged
@@ -21,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tsuka_core.backends.base import ServerFacts
 from tsuka_core.errors import UsageError
 from tsuka_core.run.rescore import RescoreResult, judge_recording, store_rescored
 from tsuka_core.storage.history_query import StoredLevel, StoredRun, load_run
@@ -157,7 +159,25 @@ def _difference(one: StoredRun, other: StoredRun, *, replicas: bool = False) -> 
         return f"they measured different models or efforts ({_what(one)}; {_what(other)})"
     mine, theirs = _settings(one.options), _settings(other.options)
     changed = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
-    return f"they were run with different settings ({', '.join(changed)})" if changed else None
+    if changed:
+        return f"they were run with different settings ({', '.join(changed)})"
+    return _other_model(one, other)
+
+
+def _other_model(one: StoredRun, other: StoredRun) -> str | None:
+    """How the server behind two shards' levels said it served another model (its file, build or kind)."""
+    served = {level.key: _identity(level) for level in one.levels}
+    for level in other.levels:
+        mine, theirs = served.get(level.key), _identity(level)
+        if mine is not None and mine != theirs:
+            changed = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+            said = "; ".join(f"{k} {mine.get(k)!r} and {theirs.get(k)!r}" for k in changed)
+            return f"the server served another model for {level.key} ({said}): they are different measurements"
+    return None
+
+
+def _identity(level: StoredLevel) -> dict[str, str]:
+    return ServerFacts.from_profile(level.record.server).identity
 
 
 def _what(run: StoredRun) -> str:

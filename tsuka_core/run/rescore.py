@@ -22,8 +22,9 @@ from typing import Any, ClassVar
 
 import httpx
 
-from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse
+from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, ServerFacts
 from tsuka_core.engine.confidence import with_confidence
+from tsuka_core.engine.measured import with_effort_effective
 from tsuka_core.engine.results import LevelResult, TestResult
 from tsuka_core.engine.runner import run_test
 from tsuka_core.engine.sweep import level_result
@@ -147,7 +148,8 @@ async def _rescore_level(run: StoredRun, level: StoredLevel, suite: Suite, clien
             results.append(await run_test(backend, test, level.model, effort, repeat=repeat))
     stored_effort: Effort = level.effort  # type: ignore[assignment]
     replay = cls(level, None, run, client)
-    return level_result(replay, suite, level.model, stored_effort, level.effort_applied, results, level.repeats)
+    facts = ServerFacts.from_profile(level.record.server)  # what the server said when the answers were got
+    return level_result(replay, suite, level.model, stored_effort, level.effort_applied, results, level.repeats, facts)
 
 
 async def _rescore_levels(run: StoredRun, suite: Suite) -> list[LevelResult]:
@@ -155,7 +157,14 @@ async def _rescore_levels(run: StoredRun, suite: Suite) -> list[LevelResult]:
         raise httpx.ConnectError(f"a rescore never sends requests (it tried {request.url})")
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(refuse)) as client:
-        return with_confidence([await _rescore_level(run, level, suite, client) for level in run.levels])
+        levels = [await _rescore_level(run, level, suite, client) for level in run.levels]
+    by_model: dict[str, list[int]] = {}
+    for index, recorded in enumerate(run.levels):
+        by_model.setdefault(recorded.name or recorded.model, []).append(index)
+    for indexes in by_model.values():  # effortEffective, judged from the same answers as the live run did
+        for index, level in zip(indexes, with_effort_effective([levels[i] for i in indexes]), strict=True):
+            levels[index] = level
+    return with_confidence(levels)
 
 
 def _tested_at(run: StoredRun) -> datetime:

@@ -1,9 +1,10 @@
 """The response cache: a backend wrapper that answers a request it has seen before from the history file.
 
 The key is a SHA-256 over everything that shapes a request: the backend, its
-base URL (credentials removed), the model, the effort and the parameters it
-becomes, the sampling settings (temperature, seed, token limit, backend
-options, the backend's own recorded facts), the messages and the tools. Only
+base URL (credentials removed), what the server says it serves (its kind,
+build and model file), the model, the effort and the parameters it becomes,
+the sampling settings (temperature, seed, token limit, backend options, the
+backend's own recorded facts), the messages and the tools. Only
 answers are stored; a request that fails is never cached, so it is asked again
 next time.
 """
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar
 
-from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, masked_response
+from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, ServerFacts, masked_response
 from tsuka_core.backends.delegating import DelegatingBackend, seen_as
 from tsuka_core.errors import StoreError
 from tsuka_core.storage.answer_json import bounded_response_json
@@ -45,14 +46,19 @@ _GATHER_SECONDS = 0.05
 _INSERT = "INSERT OR REPLACE INTO responses (key, model, response, created_at) VALUES (?, ?, ?, ?)"
 
 
-def request_key(backend: Backend, request: ChatRequest) -> str:
-    """The cache key of ``request`` sent through ``backend``: hex SHA-256 of its canonical JSON."""
+def request_key(backend: Backend, request: ChatRequest, facts: ServerFacts | None = None) -> str:
+    """The cache key of ``request`` sent through ``backend``: hex SHA-256 of its canonical JSON.
+
+    ``facts``, what the server said of itself and the model, makes its kind, build and model file part of the key:
+    an answer another model file gave behind the same URL is never replayed.
+    """
     config = backend.config
     shape = {
         "format": CACHE_FORMAT,
         "backend": backend.name,
         "provider": redact_url(backend.provider),
         "modelPath": config.model_path,
+        "server": facts.identity if facts is not None else {},
         "model": request.model,
         "effort": request.effort,
         "effortParams": backend.effort_params(request.effort) if request.effort is not None else None,
@@ -188,15 +194,22 @@ class CachingBackend(DelegatingBackend):
         self.hits = 0
         self.misses = 0
         self._served: dict[int, ChatResponse] = {}
+        self._facts: dict[str, ServerFacts] = {}
 
     @property
     def served(self) -> frozenset[int]:
         """The ``id()`` of every answer this run took from the cache."""
         return frozenset(self._served)
 
+    async def server_facts(self, model: str) -> ServerFacts:
+        """The wrapped backend's facts, remembered: the server's kind, build and model file are part of each key."""
+        facts = await self.inner.server_facts(model)
+        self._facts[model] = facts
+        return facts
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """The stored answer for this request, or the wrapped backend's (stored when it succeeds)."""
-        key = request_key(self.inner, request)
+        key = request_key(self.inner, request, self._facts.get(request.model))
         found = self.store.get(key, self.since) if self.read else None
         if found is not None:
             self.hits += 1
