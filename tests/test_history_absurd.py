@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from contextlib import closing
@@ -11,7 +12,7 @@ import pytest
 from answerers import perfect
 from click.testing import Result
 from history_helpers import invoke
-from loopback import LoopbackServer
+from loopback import LoopbackServer, Reply
 
 pytestmark = pytest.mark.usefixtures("fast_retries")
 
@@ -75,3 +76,78 @@ def test_a_run_number_past_what_sqlite_holds_names_no_run(two_runs: Path, ref: s
     for command in ("show", "rescore"):
         one_line(invoke(command, ref, "--history-db", two_runs), 2, "no run", "'tsuka runs' lists them")
     one_line(invoke("compare", ref, "1", "--history-db", two_runs), 2)
+
+
+HUGE = 10**400
+COUNTS = ("promptTokens", "completionTokens", "generatedTokens", "promptProcessed", "reasoningTokens")
+
+
+@pytest.mark.parametrize("field", COUNTS)
+def test_a_stored_count_past_any_float_is_never_a_traceback(tmp_path: Path, two_runs: Path, field: str) -> None:
+    copy = tmp_path / "history.sqlite"
+    shutil.copyfile(two_runs, copy)
+    with closing(sqlite3.connect(copy)) as db:
+        for step_id, text in db.execute("SELECT id, response FROM steps WHERE response IS NOT NULL").fetchall():
+            answer = json.loads(text)
+            answer.update({field: HUGE, "generationMs": 5e-324, "promptMs": 5e-324})
+            db.execute("UPDATE steps SET response = ? WHERE id = ?", (json.dumps(answer), step_id))
+        db.commit()
+    for args in (
+        ("show", "1"),
+        ("report", "-o", tmp_path / "report.html"),
+        ("compare", "1", "last"),
+        ("rescore", "1", "--profiles", tmp_path / "p.json"),
+    ):
+        result = invoke(*args, "--history-db", copy)
+        assert "Traceback" not in result.stderr
+        assert result.exit_code in (0, 2), result.stderr
+        if result.exit_code == 2:
+            one_line(result, 2, "is damaged")
+
+
+def _timed(body: dict[str, object], n: int) -> Reply:
+    """Every answer right, with llama.cpp timings that claim the tokens took no time at all."""
+    answer = perfect(body, n)
+    message: dict[str, object] = {"role": "assistant", "content": answer.content}
+    if answer.tool_calls:
+        name, arguments = answer.tool_calls[0]
+        call = {"id": f"c{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+        message["tool_calls"] = [call]
+    timings = {"predicted_ms": 5e-324, "predicted_n": 7, "prompt_ms": 5e-324, "prompt_n": 12}
+    data = {
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if answer.tool_calls else "stop"}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": HUGE},
+        "timings": timings,
+    }
+    return Reply(raw=json.dumps(data).encode())
+
+
+def test_timings_of_no_time_and_counts_past_any_float_lose_no_level(tmp_path: Path) -> None:
+    store = tmp_path / "p.json"
+    with LoopbackServer(_timed) as server:
+        result = invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "-e", "none",
+                        "--history-db", tmp_path / "h.sqlite")  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    profile = json.loads(store.read_text(encoding="utf-8"))["profiles"]["m1@none"]
+    assert profile["tier"] == "large"
+    assert "decodeTokensPerSecond" not in profile.get("speedFigures", {})
+
+
+@pytest.mark.parametrize("table", ["responses", "checks"])
+def test_a_history_without_one_of_its_tables_is_refused_as_damaged_naming_it(
+    tmp_path: Path, two_runs: Path, table: str
+) -> None:
+    copy = tmp_path / "history.sqlite"
+    shutil.copyfile(two_runs, copy)
+    with closing(sqlite3.connect(copy)) as db:
+        db.execute("PRAGMA foreign_keys = OFF")
+        db.execute(f"DROP TABLE {table}")
+        db.commit()
+    with LoopbackServer(perfect) as server:
+        run = invoke("run", "m1", "--base-url", server.base_url, "--profiles", tmp_path / "p.json", "-e", "none",
+                     "--history-db", copy)  # fmt: skip
+        asked = len(server.bodies)
+    one_line(run, 2, str(copy), f"has no {table} table")
+    assert asked == 0  # refused before any request, never a backend error per request
+    one_line(invoke("show", "1", "--history-db", copy), 2, f"has no {table} table")

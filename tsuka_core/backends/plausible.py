@@ -4,23 +4,43 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_MILLIS", "MAX_TOKENS_PER_SECOND", "MAX_TOKEN_COUNT", "millis", "plausible_rate", "token_count"]
+from tsuka_core.record.lenient import MAX_COUNT, MAX_MILLIS
 
-MAX_MILLIS = 1e12
-"""The longest time (in milliseconds, about 31 years) taken as reported; a longer one is treated as missing."""
+__all__ = [
+    "MAX_MILLIS",
+    "MAX_TOKENS_PER_SECOND",
+    "MAX_TOKEN_COUNT",
+    "millis",
+    "plausible_rate",
+    "rate",
+    "token_count",
+]
 
-MAX_TOKEN_COUNT = 10_000_000
-"""The largest token count of one answer taken as reported; a larger one is treated as missing (and estimated)."""
+MAX_TOKEN_COUNT = MAX_COUNT
+"""The largest token count of one answer taken as reported (the record's bound); a larger one is treated as
+missing (and estimated)."""
 
 
 MAX_TOKENS_PER_SECOND = 10_000_000.0
 """The fastest rate taken as reported (far past any server's); a faster one, or tokens in no time, is not
-reported. The history reads rates up to ``storage.history_values.MAX_RATE``, above this: what is written reads."""
+reported. The record takes rates up to ``record.lenient.MAX_RATE``, above this: what is written reads."""
+
+
+def rate(tokens: float, ms: float) -> float | None:
+    """Tokens per second of ``tokens`` in ``ms`` milliseconds; None when no time passed or faster than the bound.
+
+    Computed without dividing by a time that rounds to nothing (``5e-324`` ms is no time, not a rate).
+    """
+    if not (0 <= tokens <= MAX_COUNT * 1000 and 0 < ms <= MAX_MILLIS * 1000):
+        return None
+    if tokens > MAX_TOKENS_PER_SECOND * ms / 1000:
+        return None
+    return tokens * 1000 / ms
 
 
 def plausible_rate(tokens: int, ms: float) -> bool:
     """Whether ``tokens`` in ``ms`` milliseconds could be true: no tokens, or a rate up to the bound."""
-    return tokens == 0 or (ms > 0 and tokens / (ms / 1000) <= MAX_TOKENS_PER_SECOND)
+    return tokens == 0 or rate(tokens, ms) is not None
 
 
 def token_count(value: Any) -> int | None:
@@ -31,7 +51,7 @@ def token_count(value: Any) -> int | None:
 
 
 def millis(value: Any) -> float | None:
-    """``value`` as a time in milliseconds: a number from 0 to :data:`MAX_MILLIS`, else ``None`` (not reported)."""
+    """``value`` as a time in milliseconds: a number from 0 to :data:`MAX_MILLIS` (a day), else ``None``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if 0 <= value <= MAX_MILLIS else None

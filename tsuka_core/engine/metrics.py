@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tsuka_core.backends.base import ChatResponse, SpeedSource
+from tsuka_core.backends.plausible import rate
 from tsuka_core.engine.results import TestResult, group_runs
 from tsuka_core.judge.scoring import round_half_up
 
@@ -64,10 +65,10 @@ def speed_of(responses: Sequence[ChatResponse]) -> Speed:
     if responses and len(timed) == len(responses):
         source: SpeedSource = "server" if all(r.speed_source == "server" for r in timed) else "stream"
         generated = sum(r.completion_tokens if r.generated_tokens is None else r.generated_tokens for r in timed)
-        rate = _rate(generated, sum(r.generation_ms or 0.0 for r in timed) / 1000)
-        if rate is not None:
-            return Speed(rate, source, _prompt_rate(responses), _first_token_ms(responses))
-    wall = _rate(sum(r.completion_tokens for r in responses), sum(r.duration for r in responses))
+        found = _rate(generated, sum(r.generation_ms or 0.0 for r in timed))
+        if found is not None:
+            return Speed(found, source, _prompt_rate(responses), _first_token_ms(responses))
+    wall = _rate(sum(r.completion_tokens for r in responses), sum(r.duration for r in responses) * 1000)
     return Speed(wall or 0.0, "wall", _prompt_rate(responses), _first_token_ms(responses))
 
 
@@ -76,13 +77,15 @@ def tokens_per_second(tests: Sequence[TestResult]) -> float:
     return level_speed(tests).tokens_per_second
 
 
-def _rate(tokens: int, seconds: float) -> float | None:
-    return round_half_up(tokens / seconds, 1) if seconds > 0 else None
+def _rate(tokens: int, ms: float) -> float | None:
+    """Tokens per second, one decimal half-up; None without time, or past the bound (``plausible.rate``)."""
+    found = rate(tokens, ms)
+    return None if found is None else round_half_up(found, 1)
 
 
 def _prompt_rate(responses: Sequence[ChatResponse]) -> float | None:
     timed = [r for r in responses if r.prompt_ms is not None and r.prompt_processed is not None]
-    return _rate(sum(r.prompt_processed or 0 for r in timed), sum(r.prompt_ms or 0.0 for r in timed) / 1000)
+    return _rate(sum(r.prompt_processed or 0 for r in timed), sum(r.prompt_ms or 0.0 for r in timed))
 
 
 def _first_token_ms(responses: Sequence[ChatResponse]) -> float | None:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tsuka_core.backends.base import ChatResponse
+from tsuka_core.backends.plausible import rate
 from tsuka_core.engine.metrics import speed_of
 from tsuka_core.engine.results import TestResult
 from tsuka_core.judge.scoring import round_half_up
@@ -41,14 +42,14 @@ def _ttft(r: ChatResponse) -> float | None:
 
 
 def _decode(r: ChatResponse) -> float | None:
-    if r.generation_ms and r.generated_tokens:
-        return r.generated_tokens / (r.generation_ms / 1000)
+    if r.generation_ms is not None and r.generated_tokens:
+        return rate(r.generated_tokens, r.generation_ms)
     return None
 
 
 def _prefill(r: ChatResponse) -> float | None:
-    if r.prompt_ms and r.prompt_processed:
-        return r.prompt_processed / (r.prompt_ms / 1000)
+    if r.prompt_ms is not None and r.prompt_processed:
+        return rate(r.prompt_processed, r.prompt_ms)
     return None
 
 

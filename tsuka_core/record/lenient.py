@@ -27,6 +27,9 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 __all__ = [
+    "MAX_COUNT",
+    "MAX_MILLIS",
+    "MAX_RATE",
     "Count",
     "Interval",
     "Lenient",
@@ -51,15 +54,22 @@ def _ordered(pair: tuple[float, float]) -> tuple[float, float]:
     return float(pair[0]), float(pair[1])
 
 
-Rate = Annotated[Number, Field(ge=0, le=1e12, allow_inf_nan=False)]
-"""Tokens per second as the history reads them (``storage.history_values.MAX_RATE``)."""
-Tokens = Annotated[Number, Field(ge=0, le=10_000_000, allow_inf_nan=False)]
-"""A token count per answer (``backends.plausible.MAX_TOKEN_COUNT``)."""
+MAX_COUNT = 10_000_000
+"""The largest count taken as measured: tokens of one answer, answers, calls."""
+MAX_MILLIS = 86_400_000
+"""The longest time taken as measured, in milliseconds: a day."""
+MAX_RATE = 1e12
+"""The fastest rate a record may hold, tokens per second (far past any server's)."""
 
-Count = Annotated[StrictInt, Field(ge=0, le=10_000_000)]
-"""A whole number of things counted (answers, calls, tokens in all)."""
-Millis = Annotated[Number, Field(ge=0, le=86_400_000, allow_inf_nan=False)]
-"""A time in milliseconds, at most a day."""
+Rate = Annotated[Number, Field(ge=0, le=MAX_RATE, allow_inf_nan=False)]
+"""Tokens per second, from 0 to :data:`MAX_RATE`."""
+Tokens = Annotated[Number, Field(ge=0, le=MAX_COUNT, allow_inf_nan=False)]
+"""A token count per answer, from 0 to :data:`MAX_COUNT`."""
+
+Count = Annotated[StrictInt, Field(ge=0, le=MAX_COUNT)]
+"""A whole number of things counted (answers, calls, tokens in all), from 0 to :data:`MAX_COUNT`."""
+Millis = Annotated[Number, Field(ge=0, le=MAX_MILLIS, allow_inf_nan=False)]
+"""A time in milliseconds, from 0 to :data:`MAX_MILLIS` (a day)."""
 
 Interval = Annotated[tuple[Share, Share], AfterValidator(_ordered)]
 """A 95% interval ``[lo, hi]`` of a score, ``lo <= hi``."""

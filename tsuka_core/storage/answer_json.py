@@ -117,13 +117,13 @@ class StoredAnswer(_Stored):
     duration: Annotated[Number, AfterValidator(_seconds)] = 0.0
     """Seconds the answer took."""
     generation_ms: Millis = None
-    generated_tokens: StrictInt | None = None
+    generated_tokens: Annotated[int | None, BeforeValidator(token_count)] = None
     prompt_ms: Millis = None
-    prompt_processed: StrictInt | None = None
+    prompt_processed: Annotated[int | None, BeforeValidator(token_count)] = None
     first_token_ms: Millis = None
     speed_source: SpeedSource | None = None
     """Where the speed was measured: server, stream or wall (the default)."""
-    reasoning_tokens: StrictInt | None = None
+    reasoning_tokens: Annotated[int | None, BeforeValidator(token_count)] = None
     finish_reason: StrictStr | None = None
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager, suppress
@@ -226,6 +227,7 @@ def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
         db.text_factory = _text
         db.execute("PRAGMA foreign_keys = ON")
         _migrate(db, path, create)
+        _check_tables(db, path)
     except sqlite3.DatabaseError as exc:
         if _locked(exc):
             raise _unusable(path, exc) from None
@@ -276,6 +278,24 @@ def _create_or_upgrade(db: sqlite3.Connection, path: Path) -> None:
     for statement in statements:
         db.execute(statement)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+_TABLES = frozenset(re.findall(r"^CREATE TABLE (\w+)", _SCHEMA, re.M))
+"""Every table of the layout: a file of the current layout without one of them was changed by hand."""
+
+
+def _check_tables(db: sqlite3.Connection, path: Path) -> None:
+    """StoreError naming the tables a history of this layout lacks (one dropped by hand, say)."""
+    if int(db.execute("PRAGMA user_version").fetchone()[0]) != SCHEMA_VERSION:
+        return  # an older layout opened read-only: read as it is
+    found = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    missing = sorted(_TABLES - found)
+    if missing:
+        db.close()
+        raise StoreError(
+            f"{path} is damaged: it has no {', '.join(missing)} table (a history tsuka writes has every one); "
+            "nothing was written. Move it aside, or pass another --history-db"
+        )
 
 
 def _newer(path: Path, version: int) -> StoreError:

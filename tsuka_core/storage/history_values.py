@@ -6,12 +6,11 @@ import math
 from typing import Any
 
 from tsuka_core.backends.plausible import MAX_TOKEN_COUNT
+from tsuka_core.record.lenient import MAX_RATE
 from tsuka_core.suite.testfile import MAX_WEIGHT
 
 __all__ = ["MAX_RATE", "MAX_REPEATS", "count", "rate", "share", "shares", "weight"]
 
-MAX_RATE = 1e12
-"""The most tokens per second a level may have recorded; more is a file changed by hand."""
 MAX_REPEATS = 1000
 """The most runs of one test a level may have recorded (``--repeats`` takes up to 100)."""
 
@@ -20,6 +19,8 @@ def _number(value: Any, column: str, low: float, high: float) -> float:
     """``value`` as a float from ``low`` to ``high``; ValueError naming ``column`` otherwise (NaN, 1e308, text)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{column} holds {str(value)[:40]!r}, not a number")
+    if isinstance(value, int) and not low <= value <= high:  # checked before float(), which 10**400 overflows
+        raise ValueError(f"{column} holds a {len(str(abs(value)))}-digit number, not a number from {low:g} to {high:g}")
     number = float(value)
     if not (math.isfinite(number) and low <= number <= high):
         raise ValueError(f"{column} holds {number:.6g}, not a number from {low:g} to {high:g}")
