@@ -147,6 +147,43 @@ def test_bfcl_data_of_another_shape_leaves_the_suites_out_and_breaks_nothing(
     monkeypatch.setattr(bfcl, "bfcl_data", lambda: data)
     monkeypatch.setenv(bfcl.CACHE_ENV, str(tmp_path / "cache"))
     registered: dict[str, Path] = {}
-    plugin.register_suites(lambda name, folder: registered.__setitem__(name, Path(str(folder))))
+    with pytest.warns(UserWarning, match="BFCL's suites are left out: its installed data cannot be converted"):
+        plugin.register_suites(lambda name, folder: registered.__setitem__(name, Path(str(folder))))
     assert "default" in registered
     assert not any(name.startswith("bfcl-") for name in registered)
+
+
+def _with_bfcl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if importlib.util.find_spec("bfcl_eval") is None:
+        _fake_bfcl(tmp_path / "site")
+        monkeypatch.syspath_prepend(str(tmp_path / "site"))
+
+
+@pytest.mark.parametrize("damage", ["a test file removed", "a test file cut", "the manifest removed"])
+def test_a_damaged_conversion_is_converted_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+    _with_bfcl(tmp_path, monkeypatch)
+    found = bfcl.bfcl_suites(tmp_path / "cache")
+    folder = found["bfcl-simple"]
+    first = sorted(p.name for p in folder.iterdir())
+    victim = sorted(folder.glob("*.json"))[0]
+    if damage == "a test file removed":
+        victim.unlink()
+    elif damage == "a test file cut":
+        victim.write_text(victim.read_text(encoding="utf-8")[:10], encoding="utf-8")
+    else:
+        (folder / bfcl.MANIFEST).unlink()
+    assert not bfcl.converted(folder)
+    again = bfcl.bfcl_suites(tmp_path / "cache")
+    assert again == found
+    assert sorted(p.name for p in folder.iterdir()) == first
+    assert load_suite(folder).tests
+
+
+def test_a_cache_that_cannot_be_written_is_said_naming_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _with_bfcl(tmp_path, monkeypatch)
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a folder", encoding="utf-8")
+    with pytest.warns(UserWarning, match=rf"left out: {blocked}/bfcl-.* cannot be written.*set TSUKA_CACHE"):
+        assert bfcl.bfcl_suites(blocked) == {}

@@ -352,3 +352,14 @@ def test_with_a_failed_list_a_broken_plugin_is_collected_and_the_others_load(
     (tmp_path / "suite" / "01_t.json").write_text(test, encoding="utf-8")
     with pytest.raises(tsuka_core.SuiteError, match=r"unknown check type 'whisper'.*may provide it \(plugin 'broken'"):
         tsuka_core.load_suite(tmp_path / "suite", registry)
+
+
+def test_a_backend_that_declares_no_options_takes_none() -> None:
+    from tsuka_core.backends.base import check_options
+
+    class Undeclared(tsuka_core.Backend):
+        name = "undeclared"
+
+    check_options(Undeclared, {})
+    with pytest.raises(tsuka_core.BackendError, match=r"declares no options .* no --option \(given: 'strem'\)"):
+        check_options(Undeclared, {"strem": "off"})

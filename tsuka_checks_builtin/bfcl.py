@@ -20,11 +20,22 @@ import json
 import os
 import re
 import shutil
+import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CACHE_ENV", "CATEGORIES", "bfcl_data", "bfcl_suites", "cache_root", "expected_call", "schema_of", "test_of"]
+__all__ = [
+    "CACHE_ENV",
+    "CATEGORIES",
+    "bfcl_data",
+    "bfcl_suites",
+    "cache_root",
+    "converted",
+    "expected_call",
+    "schema_of",
+    "test_of",
+]
 
 CACHE_ENV = "TSUKA_CACHE"
 """Where tsuka keeps what it makes from installed data (default: ``$XDG_CACHE_HOME/tsuka``, else ``~/.cache/tsuka``)."""
@@ -155,23 +166,47 @@ def _rows(path: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(line)
 
 
+MANIFEST = ".converted"
+"""Written last into a converted folder: its test files, so a folder cut short or changed is converted again."""
+
+
 def write_suite(data: Path, category: str, folder: Path) -> None:
     """Write BFCL's ``category`` as test files into ``folder`` (replaced whole, never half-written)."""
     name = f"BFCL_v4_{category}.json"
     answers = {} if category == "irrelevance" else {r["id"]: r for r in _rows(data / "possible_answer" / name)}
     partial = folder.with_name(folder.name + f".partial-{os.getpid()}")
-    partial.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    files: dict[str, int] = {}
     for index, question in enumerate(_rows(data / name)):
         test = test_of(question, answers.get(question["id"]) if answers else None)
-        (partial / f"{index:04d}_{question['id']}.json").write_text(json.dumps(test, ensure_ascii=False), "utf-8")
-    if folder.exists():
+        file = partial / f"{index:04d}_{question['id']}.json"
+        file.write_text(json.dumps(test, ensure_ascii=False), "utf-8")
+        files[file.name] = file.stat().st_size
+    (partial / MANIFEST).write_text(json.dumps(files), "utf-8")
+    if converted(folder):
         shutil.rmtree(partial, ignore_errors=True)  # another process wrote it first: keep theirs
         return
+    shutil.rmtree(folder, ignore_errors=True)  # a folder cut short or changed: replaced whole
     partial.rename(folder)
 
 
+def converted(folder: Path) -> bool:
+    """Whether ``folder`` holds a whole conversion: every file its manifest lists, each of the size written."""
+    try:
+        files = json.loads((folder / MANIFEST).read_text("utf-8"))
+        found = {entry.name: entry.stat().st_size for entry in os.scandir(folder) if entry.name.endswith(".json")}
+    except (OSError, ValueError):
+        return False
+    return isinstance(files, dict) and files == found
+
+
 def bfcl_suites(cache: Path) -> dict[str, Path]:
-    """Each BFCL suite's folder, written into ``cache`` for the installed BFCL version when not there yet."""
+    """Each BFCL suite's folder, written into ``cache`` for the installed BFCL version when not there whole.
+
+    A folder cut short or changed by hand is converted again. A cache that cannot be written leaves BFCL's suites
+    out, with a warning naming the folder (``tsuka suites`` shows it).
+    """
     data = bfcl_data()
     if data is None:
         return {}
@@ -185,7 +220,16 @@ def bfcl_suites(cache: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for suite, category in CATEGORIES.items():
         folder = root / category
-        if not folder.is_dir():
-            write_suite(data, category, folder)
+        if not converted(folder):
+            try:
+                write_suite(data, category, folder)
+            except OSError as exc:
+                warnings.warn(
+                    f"BFCL's suites are left out: {folder} cannot be written ({exc.strerror or exc}); set "
+                    f"{CACHE_ENV} to a folder tsuka may write",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                return {}
         found[suite] = folder
     return found

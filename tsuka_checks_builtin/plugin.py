@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from importlib.resources import files
 from pathlib import Path
 
@@ -66,7 +67,8 @@ def register_suites(register: RegisterSuite) -> None:
             register(name, folder)
     try:
         converted = bfcl.bfcl_suites(bfcl.cache_root())
-    except (OSError, ValueError, LookupError, TypeError, AttributeError):  # an unwritable cache, data of another shape
+    except (OSError, ValueError, LookupError, TypeError, AttributeError) as exc:  # data of another shape
+        warnings.warn(f"BFCL's suites are left out: its installed data cannot be converted ({exc!r})", stacklevel=2)
         converted = {}
     for name, folder in converted.items():
         register(name, folder)

@@ -123,3 +123,5 @@ def plugins() -> None:
     for failed in registry.failed:
         table.add_row(failed.distribution, failed.version, failed.entry_point, f"FAILED to import: {failed.error}")
     console().print(table)
+    for note in registry.notes:
+        click.echo(f"note: {note}", err=True)

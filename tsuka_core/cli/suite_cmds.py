@@ -61,6 +61,8 @@ def suites() -> None:
         counts = [str(len(loaded.by_category(c))) for c in CATEGORIES]
         table.add_row(name, entry.distribution, *counts, loaded.hash, str(entry.path))
     console().print(table)
+    for note in registry.notes:
+        click.echo(f"note: {note}", err=True)
 
 
 @click.command()

@@ -6,6 +6,8 @@ import contextlib
 import os
 import sys
 import threading
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -16,7 +18,16 @@ from tsuka_core.errors import PluginError
 from tsuka_core.plugins import hookspecs
 from tsuka_core.plugins.moved import import_hint, warn_internal_imports
 
-__all__ = ["BUILTIN_DISTRIBUTION", "LOAD_ENV", "FailedPlugin", "LoadedPlugin", "discover", "new_plugin_manager"]
+__all__ = [
+    "BUILTIN_DISTRIBUTION",
+    "LOAD_ENV",
+    "FailedPlugin",
+    "LoadedPlugin",
+    "discover",
+    "new_plugin_manager",
+    "note_line",
+    "said",
+]
 
 BUILTIN_DISTRIBUTION = "tsuka"
 """The distribution that ships the built-in plugins; it always loads."""
@@ -34,6 +45,8 @@ class LoadedPlugin:
     distribution: str
     version: str
     plugin: Any = field(compare=False, repr=False)
+    warned: tuple[str, ...] = field(default=(), compare=False)
+    """The warnings its import raised (a deprecated name it uses, say), kept rather than raised (``said``)."""
 
     @property
     def key(self) -> str:
@@ -95,23 +108,43 @@ def discover(
         if wanted is not None and _normal(dist_name) not in wanted | {BUILTIN_DISTRIBUTION}:
             continue
         try:
-            obj = _load(ep, dist_name)
+            with said() as warned:
+                obj = _load(ep, dist_name)
+                if dist_name != BUILTIN_DISTRIBUTION:
+                    warn_internal_imports(obj, f"plugin {ep.name!r} of distribution {dist_name!r}")
         except Exception as exc:
-            said = f"{type(exc).__name__}: {exc}".splitlines()[0] + import_hint(exc)
-            broken = FailedPlugin(ep.name, dist_name, version, said)
+            why = f"{type(exc).__name__}: {exc}".splitlines()[0] + import_hint(exc)
+            broken = FailedPlugin(ep.name, dist_name, version, why)
             if failed is None or dist_name == BUILTIN_DISTRIBUTION:
                 raise PluginError(f"{broken.line()}; set {LOAD_ENV} to the plugins to load without it") from exc
             failed.append(broken)
             continue
-        if dist_name != BUILTIN_DISTRIBUTION:
-            warn_internal_imports(obj, f"plugin {ep.name!r} of distribution {dist_name!r}")
-        loaded.append(LoadedPlugin(ep.name, dist_name, version, obj))
+        loaded.append(LoadedPlugin(ep.name, dist_name, version, obj, tuple(warned)))
     if wanted:
         found = {p.distribution for p in loaded} | {f.distribution for f in failed or []}
         missing = wanted - {_normal(name) for name in found} - {BUILTIN_DISTRIBUTION}
         if missing:
             raise PluginError(f"{LOAD_ENV} names {', '.join(sorted(missing))}, which provide no tsuka plugin")
     return loaded
+
+
+@contextlib.contextmanager
+def said() -> Iterator[list[str]]:
+    """Every warning raised inside, kept as one line each instead of raised, whatever the warning filters say.
+
+    A plugin's warnings belong to that plugin: one installed plugin's deprecated import must not fail the
+    strict-warning tests of another, nor end a command run with ``PYTHONWARNINGS=error`` (``Registry.notes``).
+    """
+    lines: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield lines
+    lines.extend(dict.fromkeys(note_line(w.category, w.message) for w in caught))
+
+
+def note_line(category: type[Warning], message: Warning | str) -> str:
+    """One warning as a note: ``UserWarning: the first line of its message``."""
+    return f"{category.__name__}: {message}".splitlines()[0]
 
 
 def _load(ep: metadata.EntryPoint, dist_name: str) -> Any:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import pluggy
 
 from tsuka_core.errors import PluginError
-from tsuka_core.plugins.manager import LOAD_ENV, FailedPlugin, LoadedPlugin, discover, new_plugin_manager
+from tsuka_core.plugins.manager import LOAD_ENV, FailedPlugin, LoadedPlugin, discover, new_plugin_manager, said
 
 if TYPE_CHECKING:
     from tsuka_core.backends.base import Backend
@@ -58,6 +58,9 @@ class Registry:
     suites: dict[str, RegisteredSuite] = field(default_factory=dict)
     failed: list[FailedPlugin] = field(default_factory=list)
     """Installed plugins that failed to import: what they would register is missing."""
+    notes: list[str] = field(default_factory=list)
+    """What plugins warned of while importing or registering (``plugin KEY: UserWarning: ...``), kept, not raised:
+    ``tsuka plugins`` lists them and an unknown name's error gives them."""
 
     @classmethod
     def from_plugins(cls, plugins: Iterable[LoadedPlugin], failed: Iterable[FailedPlugin] = ()) -> Registry:
@@ -81,7 +84,9 @@ class Registry:
         for plugin in plugins:
             others = [p.plugin for p in plugins if p is not plugin]
             try:
-                registry._collect(pm, plugin, others)
+                with said() as warned:
+                    registry._collect(pm, plugin, others)
+                registry.notes += [f"plugin {plugin.key}: {line}" for line in (*plugin.warned, *warned)]
             except PluginError:
                 raise
             except Exception as exc:
@@ -135,10 +140,13 @@ class Registry:
         return entry.cls if entry else None
 
     def missing_hint(self) -> str:
-        """For an unknown name: ``; a plugin that failed to import may provide it (...)`` when one did, else ``""``."""
+        """For an unknown name: what plugins said while loading, and ``; a plugin that failed to import may provide it
+        (...)`` when one did; else ``""``."""
+        said = [note for note in self.notes if "DeprecationWarning: " not in note]  # those say how to import
+        hint = f"; plugins said: {'; '.join(said)}" if said else ""
         if not self.failed:
-            return ""
-        return f"; a plugin that failed to import may provide it ({'; '.join(f.line() for f in self.failed)})"
+            return hint
+        return f"{hint}; a plugin that failed to import may provide it ({'; '.join(f.line() for f in self.failed)})"
 
     def registered_by(self, plugin: LoadedPlugin) -> list[str]:
         """What one plugin registered, as ``check type NAME`` / ``backend NAME`` / ``suite NAME`` lines."""
