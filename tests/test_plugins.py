@@ -74,6 +74,29 @@ class SuitePlugin:
         register("mine", self.folder)
 
 
+class CountScorecard(tsuka_core.Scorecard):
+    """The share of tests passed, per suite, and their mean."""
+
+    name = "count"
+    title = "Count"
+
+    def knows(self, suite: str) -> bool:
+        return suite == "mine"
+
+    def figures(self, suite: str, tests: Any) -> dict[str, tsuka_core.Figure]:
+        passed = sum(1 for t in tests if t.score >= 1)
+        return {"passed": tsuka_core.Figure(value=passed / len(tests), count=len(tests))}
+
+    def rows(self, measured: Any) -> list[tsuka_core.ScoreRow]:
+        return [tsuka_core.ScoreRow(suite, figures.get("passed")) for suite, figures in measured.items()]
+
+
+class ScorecardPlugin:
+    @tsuka_core.hookimpl
+    def register_scorecards(self, register: Any) -> None:
+        register(CountScorecard)
+
+
 def loaded(plugin: object, distribution: str, entry_point: str = "main") -> LoadedPlugin:
     return LoadedPlugin(entry_point, distribution, "1.0", plugin)
 
@@ -112,9 +135,23 @@ def test_hook_register_suites(tmp_path: Path) -> None:
     assert registry.backends == {}
 
 
+def test_hook_register_scorecards(tmp_path: Path) -> None:
+    test = '{"name": "t", "category": "json", "prompt": "p", "checks": [{"type": "sentence_count"}]}'
+    (tmp_path / "10_t.json").write_text(test)
+    plugin = loaded(ScorecardPlugin(), "tsuka-count")
+    plugins = [plugin, loaded(SuitePlugin(tmp_path), "tsuka-mine"), loaded(CheckPlugin(), "tsuka-sentences")]
+    registry = Registry.from_plugins(plugins)
+    assert registry.scorecards["count"].cls is CountScorecard
+    assert registry.registered_by(plugin) == ["scorecard count"]
+    found = registry.scorecard_of("mine")
+    assert isinstance(found, CountScorecard)
+    assert registry.scorecard_of("default") is None
+    assert tsuka_core.load_suite("mine", registry).scorecard is not None
+
+
 def test_every_hookspec_has_a_test() -> None:
     specs = sorted(name for name, obj in vars(hookspecs).items() if hasattr(obj, f"{hookspecs.PROJECT}_spec"))
-    assert specs == ["register_backends", "register_check_types", "register_suites"]
+    assert specs == ["register_backends", "register_check_types", "register_scorecards", "register_suites"]
     missing = [name for name in specs if not callable(globals().get(f"test_hook_{name}"))]
     assert missing == [], f"write a test_hook_<name> test for: {missing}"
 

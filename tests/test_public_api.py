@@ -22,7 +22,8 @@ def test_every_exported_name_resolves_to_the_module_the_stub_names() -> None:
 
 
 def test_the_api_stays_small() -> None:
-    assert 30 <= len(tsuka_core.__all__) <= 72
+    # 0.3 adds two plugin contracts (scorecards, tool environments) and their types: the cap moves with them.
+    assert 30 <= len(tsuka_core.__all__) <= 96
 
 
 def test_the_api_md_headings_follow_the_stub() -> None:

@@ -13,6 +13,7 @@ from .errors import TsukaError as TsukaError
 from .plugins.hookspecs import HOOKSPEC_VERSION as HOOKSPEC_VERSION
 from .plugins.hookspecs import RegisterBackend as RegisterBackend
 from .plugins.hookspecs import RegisterCheckType as RegisterCheckType
+from .plugins.hookspecs import RegisterScorecard as RegisterScorecard
 from .plugins.hookspecs import RegisterSuite as RegisterSuite
 from .plugins.hookspecs import hookimpl as hookimpl
 from .terms import CATEGORIES as CATEGORIES
@@ -29,6 +30,7 @@ from .judge.checks import CheckType as CheckType
 from .judge.checks import NoParams as NoParams
 from .judge.checks import PathParams as PathParams
 from .judge.checks import RegexParams as RegexParams
+from .suite.testfile import build_check as build_check
 from .judge.checks import first_call_argument as first_call_argument
 from .judge.checks import json_at_path as json_at_path
 from .judge.jsontools import MISSING as MISSING
@@ -65,6 +67,13 @@ from .suite.loading import load_suite as load_suite
 from .suite.loading import resolve_suite as resolve_suite
 from .suite.loading import suite_hash as suite_hash
 from .suite.model import Suite as Suite
+from .suite.selection import Selection as Selection
+from .judge.scorecard import JudgedCheck as JudgedCheck
+from .judge.scorecard import JudgedTest as JudgedTest
+from .judge.scorecard import Scorecard as Scorecard
+from .judge.scorecard import ScoreRow as ScoreRow
+from .judge.scorecard import mean_figure as mean_figure
+from .record.figures import Figure as Figure
 
 # Embedding tsuka in a program.
 from .engine.sweep import QuietObserver as QuietObserver

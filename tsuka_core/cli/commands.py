@@ -71,6 +71,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "runs",
         "List the recorded runs, newest first: when, what, against which server, and the tier of each level.",
     ),
+    "scorecard": LazyCommand(
+        "scorecard_cmd",
+        "scorecard",
+        "Print a benchmark's own table (BFCL's...) for MODELS from the stored profiles of its suites.",
+    ),
     "schema": LazyCommand(
         "suite_cmds",
         "schema",

@@ -15,17 +15,22 @@ from tsuka_core.cli.options import effort_choice, history_db_option, profiles_op
 from tsuka_core.cli.progress import make_progress
 from tsuka_core.cli.project_run import endpoint_plan, project_options
 from tsuka_core.cli.run_summary import print_records, print_report
+from tsuka_core.cli.scorecard_cmd import print_tables
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.errors import UsageError
 from tsuka_core.gating.min_tier import below_tier
+from tsuka_core.run.backend import list_models
 from tsuka_core.run.config import ServerSettings
 from tsuka_core.run.plan import measure
 from tsuka_core.run.report_json import report_json
-from tsuka_core.run.session import RunOptions, list_models
+from tsuka_core.run.scorecards import scorecard_tables
+from tsuka_core.run.session import RunOptions, RunReport
 from tsuka_core.run.stopping import exit_status, run_stoppable, signal_name
 from tsuka_core.storage.history import default_history_path
 from tsuka_core.storage.layout import dumps_store
+from tsuka_core.storage.store import ProfileStore
 from tsuka_core.suite.loading import load_suite
+from tsuka_core.suite.selection import Selection
 from tsuka_core.suite.shard import parse_shard
 from tsuka_core.terms import EFFORTS
 
@@ -236,6 +241,20 @@ def interrupted(report: Any, profiles: Path, values: dict[str, Any], signum: int
     help="Measure only shard I of N (tests split by name); the history keeps it for 'tsuka merge'.",
 )
 @click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    help="Measure only the first N tests (after --test): a quick partial run, recorded, never stored as a profile.",
+)
+@click.option(
+    "-k",
+    "--test",
+    "tests",
+    multiple=True,
+    metavar="PATTERN",
+    help="Measure only the tests whose name matches PATTERN (a glob, or a part of the name; repeatable); a partial "
+    "run, recorded, never stored as a profile.",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (the summary goes to stderr)."
 )
 @ci_options
@@ -275,6 +294,8 @@ def run(
     for warning in loaded.warnings:
         click.echo(f"warning: {warning}", err=True)
     shard = parse_shard(values["shard"]) if values.get("shard") else None
+    selection = Selection(shard, values.get("limit"), tuple(values.get("tests") or ()))
+    selection.apply(loaded)  # a pattern that picks no test is refused before anything starts
     if shard is not None and values.get("history") is False:
         raise UsageError("--shard with --no-history would keep nothing: a shard's results live in its history")
     if values.get("resume") and values.get("history") is False:
@@ -284,9 +305,11 @@ def run(
             "--shard with --min-tier would fail every shard: a shard stores no profile and so has no tier; "
             "give --min-tier to 'tsuka merge', which judges the whole run"
         )
+    if selection.partial and values.get("min_tier"):
+        raise UsageError("--limit or --test with --min-tier: a partial run stores no profile and so has no tier")
     server = ServerSettings.of(values)
     options = RunOptions(
-        shard=shard,
+        selection=selection,
         models=models,
         backend=values.get("backend"),
         config=server.config(),
@@ -306,11 +329,22 @@ def run(
         interrupted(report, profiles, values, signum)
 
     print_report(report, profiles, to_stderr=as_json)
+    if loaded.scorecard is not None:
+        _scorecards(report, loaded.scorecard.name, profiles, to_stderr=as_json)
     if report.write_error:
         click.echo(f"tsuka: error: {report.write_error}", err=True)
     if as_json:
         click.echo(dumps_store(report_json(report)), nl=False)
     finish_ci(report, values, profiles, to_stderr=as_json)
+
+
+def _scorecards(report: RunReport, name: str, profiles: Path, *, to_stderr: bool) -> None:
+    """The scorecard's table for each level stored, from the store (every suite of it measured so far)."""
+    data = ProfileStore(profiles).read()
+    registry = loaded_registry()
+    keys = [key.rsplit("@", 1) for key in report.profiles]
+    tables = [table for model, effort in keys for table in scorecard_tables(data, registry, model, effort, name)]
+    print_tables(tables, stderr=to_stderr)
 
 
 @click.command()

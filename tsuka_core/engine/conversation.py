@@ -6,22 +6,32 @@ judged as the model left it and the later steps are recorded as not sent.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from tsuka_core.backends.base import ChatRequest, ChatResponse
 from tsuka_core.backends.http import StatusError
 from tsuka_core.engine.kept import kept_messages
 from tsuka_core.engine.results import CheckResult, StepResult
-from tsuka_core.judge.answer import ToolCall
+from tsuka_core.judge.answer import Answer, ToolCall, without_reasoning
 from tsuka_core.judge.outcome import Outcome
 from tsuka_core.suite.model import Step
 
-__all__ = ["CUT_CALL", "REFUSED", "chain_broken", "judged_calls", "refused_step"]
+__all__ = ["CUT_CALL", "REFUSED", "answer_of", "chain_broken", "judged_calls", "refused_step"]
 
 CUT_CALL = "arguments left incomplete by the cut, not JSON"
 """The problem of a call whose arguments the token limit cut off."""
 REFUSED = "the server refused the tool call sent back: its arguments, as the model wrote them, are not valid JSON"
 """The detail that leads each check of a step whose request was refused for the model's own arguments."""
+
+
+def answer_of(response: ChatResponse, tools: Sequence[Mapping[str, Any]]) -> Answer:
+    """The answer as the checks see it: its text, its calls as :func:`judged_calls` reads them, the tools offered."""
+    unstripped = without_reasoning(response.content) if response.content is not None else None
+    if unstripped is not None and unstripped.strip() != response.text:
+        unstripped = None  # a backend whose text is not its content stripped: the text is what was written
+    return Answer(response.text, judged_calls(response), tools, response.cut_at_limit, unstripped)
 
 
 def judged_calls(response: ChatResponse) -> tuple[ToolCall, ...]:

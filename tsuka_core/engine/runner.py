@@ -12,7 +12,7 @@ from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortR
 from tsuka_core.backends.budget import BodyBudget
 from tsuka_core.backends.http import StatusError
 from tsuka_core.engine.answer_faults import answer_fault
-from tsuka_core.engine.conversation import chain_broken, judged_calls, refused_step
+from tsuka_core.engine.conversation import answer_of, chain_broken, refused_step
 from tsuka_core.engine.first_request import refuses_model
 from tsuka_core.engine.kept import kept_answer, kept_messages
 from tsuka_core.engine.results import CheckResult, StepResult, TestResult
@@ -53,7 +53,7 @@ def _judged(step: Step, request: ChatRequest, response: ChatResponse, index: int
 
     An answer left empty by thinking fails every check: it is never scored as if the model had answered.
     """
-    checks = _judge(step, Answer(response.text, judged_calls(response), request.tools, response.cut_at_limit))
+    checks = _judge(step, answer_of(response, request.tools))
     failed_checks = [c for c, r in zip(step.checks, checks, strict=True) if r.outcome.status == "failed"]
     failed = {role for c in failed_checks for role in check_roles(type(c.impl))}
     found = None
@@ -139,6 +139,7 @@ async def run_test(
     answer holds one of its places from its reading to the end of its judging.
     """
     messages: list[Mapping[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []
+    messages.extend(test.messages)
     results: list[StepResult] = []
     previous: ChatResponse | None = None
     for index, step in enumerate(test.steps):

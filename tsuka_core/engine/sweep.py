@@ -18,6 +18,7 @@ from tsuka_core.engine.record import level_record, out_of_range, sent_settings
 from tsuka_core.engine.reliability import reliability_fields
 from tsuka_core.engine.results import LevelResult, TestResult, group_runs
 from tsuka_core.engine.runner import run_test
+from tsuka_core.engine.scorecards import scorecard_fields
 from tsuka_core.engine.taskgroups import all_or_none
 from tsuka_core.engine.toolcount import toolcount_fields
 from tsuka_core.judge.scoring import category_score, tier_for
@@ -106,7 +107,10 @@ def level_result(
         backend=backend.name,
         extra=extra,
         repeats=repeats,
-        measured=measured_fields(tests, facts) | reliability_fields(per_test) | toolcount_fields(per_test),
+        measured=measured_fields(tests, facts)
+        | reliability_fields(per_test)
+        | toolcount_fields(per_test)
+        | scorecard_fields(suite, tests),
         settings=sent_settings(backend.config),
     )
 

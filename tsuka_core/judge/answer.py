@@ -20,6 +20,7 @@ __all__ = [
     "parse_arguments",
     "read_arguments",
     "strip_reasoning",
+    "without_reasoning",
 ]
 
 MAX_TOOL_CALLS = 64
@@ -35,6 +36,11 @@ def strip_reasoning(content: str | None) -> str:
     Every ``<think>…</think>`` block goes; an unclosed ``<think>`` cuts the rest;
     a lone ``</think>`` keeps only what follows it.
     """
+    return without_reasoning(content).strip()
+
+
+def without_reasoning(content: str | None) -> str:
+    """Answer text with reasoning removed as :func:`strip_reasoning` removes it, white space kept."""
     if not content:
         return ""
     text = _without_think_blocks(content)
@@ -42,7 +48,7 @@ def strip_reasoning(content: str | None) -> str:
         text = text[: text.index(_THINK_OPEN)]
     if _THINK_CLOSE in text:
         text = text[text.rindex(_THINK_CLOSE) + len(_THINK_CLOSE) :]
-    return text.strip()
+    return text
 
 
 def _without_think_blocks(content: str) -> str:
@@ -168,6 +174,14 @@ class Answer:
     cut: bool = False
     """The server stopped the answer at the token limit (``finish_reason`` ``length``): no JSON or argument check
     passes it, whatever json-repair would make of what was written."""
+    unstripped: str | None = None
+    """The text before white space was stripped (reasoning removed), for checks that judge an answer exactly as
+    written (IFEval's ``instruction``); None when it is :attr:`text`."""
+
+    @property
+    def as_written(self) -> str:
+        """The text with its white space as written: :attr:`unstripped` when known, else :attr:`text`."""
+        return self.text if self.unstripped is None else self.unstripped
 
     @property
     def first_call(self) -> ToolCall | None:

@@ -29,7 +29,12 @@ class PathTimeout(PatternTimeout):
 
 @dataclass(frozen=True, slots=True)
 class Pattern:
-    """A compiled pattern with its flags and time limit."""
+    """A compiled pattern with its flags and time limit.
+
+    Make one with :meth:`compile` (``Pattern.compile(r"\\bdata\\b", "i")``); the constructor takes what
+    ``compile`` made (``source``, ``flags``, ``compiled``, ``timeout``). Every search (``search``, ``findall``,
+    ``count``) stops after ``timeout`` seconds with :class:`PatternTimeout`.
+    """
 
     source: str
     flags: str
@@ -59,3 +64,16 @@ class Pattern:
             return self.compiled.search(text, timeout=self.timeout) is not None
         except TimeoutError as exc:
             raise PatternTimeout(f"regex search exceeded {self.timeout:g} s") from exc
+
+    def findall(self, text: str) -> list[str]:
+        """Every non-overlapping match in ``text``, left to right, as ``re.findall`` finds them (the whole match
+        each, whatever the groups); raises PatternTimeout when finding them all passes the limit."""
+        try:
+            return [found.group() for found in self.compiled.finditer(text, timeout=self.timeout)]
+        except TimeoutError as exc:
+            raise PatternTimeout(f"regex search exceeded {self.timeout:g} s") from exc
+
+    def count(self, text: str) -> int:
+        """How many non-overlapping matches ``text`` holds (``len(re.findall(...))``); PatternTimeout past the
+        limit."""
+        return len(self.findall(text))

@@ -21,12 +21,14 @@ if TYPE_CHECKING:
 
     from tsuka_core.backends.base import Backend
     from tsuka_core.judge.checks import CheckType
+    from tsuka_core.judge.scorecard import Scorecard
 
 __all__ = [
     "HOOKSPEC_VERSION",
     "PROJECT",
     "RegisterBackend",
     "RegisterCheckType",
+    "RegisterScorecard",
     "RegisterSuite",
     "hookimpl",
     "hookspec",
@@ -35,10 +37,11 @@ __all__ = [
 PROJECT = "tsuka"
 """The pluggy project name, and the entry-point group plugins are found in."""
 
-HOOKSPEC_VERSION = 1
+HOOKSPEC_VERSION = 2
 """The version of the hooks below; raised when a hook is added or changes, so a plugin can check what it gets.
 
 Version 1: ``register_check_types``, ``register_backends`` and ``register_suites``.
+Version 2 (tsuka 0.3): ``register_scorecards``.
 """
 
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -47,6 +50,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 RegisterCheckType = Callable[["type[CheckType[Any]]"], None]
 RegisterBackend = Callable[["type[Backend]"], None]
 RegisterSuite = Callable[[str, "Traversable"], None]
+RegisterScorecard = Callable[["type[Scorecard]"], None]
 
 
 @hookspec
@@ -86,4 +90,18 @@ def register_suites(register: RegisterSuite) -> None:
         @tsuka_core.hookimpl
         def register_suites(register):
             register("extra", importlib.resources.files("my_package") / "suites" / "extra")
+    """
+
+
+@hookspec
+def register_scorecards(register: RegisterScorecard) -> None:
+    """Add scorecards: call ``register(cls)`` once for each :class:`~tsuka_core.Scorecard` subclass (since 2).
+
+    A scorecard gives the figures a benchmark's own report gives for the suites it ``knows`` (BFCL's score
+    table for the ``bfcl-*`` suites): ``figures`` for each level measured, kept in its record, and ``rows``,
+    the table ``tsuka scorecard`` prints from them. Its ``name`` must be unique. Example::
+
+        @tsuka_core.hookimpl
+        def register_scorecards(register):
+            register(MyBenchmarkScorecard)
     """

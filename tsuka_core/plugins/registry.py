@@ -16,6 +16,7 @@ from tsuka_core.plugins.manager import LOAD_ENV, FailedPlugin, LoadedPlugin, dis
 if TYPE_CHECKING:
     from tsuka_core.backends.base import Backend
     from tsuka_core.judge.checks import CheckType
+    from tsuka_core.judge.scorecard import Scorecard
 
 __all__ = ["Registered", "RegisteredSuite", "Registry", "load_registry"]
 
@@ -56,6 +57,7 @@ class Registry:
     check_types: dict[str, Registered[type[CheckType[Any]]]] = field(default_factory=dict)
     backends: dict[str, Registered[type[Backend]]] = field(default_factory=dict)
     suites: dict[str, RegisteredSuite] = field(default_factory=dict)
+    scorecards: dict[str, Registered[type[Scorecard]]] = field(default_factory=dict)
     failed: list[FailedPlugin] = field(default_factory=list)
     """Installed plugins that failed to import: what they would register is missing."""
     notes: list[str] = field(default_factory=list)
@@ -128,6 +130,7 @@ class Registry:
         pm.subset_hook_caller("register_check_types", others)(register=adder("check type", self.check_types))
         pm.subset_hook_caller("register_backends", others)(register=adder("backend", self.backends))
         pm.subset_hook_caller("register_suites", others)(register=register_suite)
+        pm.subset_hook_caller("register_scorecards", others)(register=adder("scorecard", self.scorecards))
 
     def check_type(self, name: str) -> type[CheckType[Any]] | None:
         """The check type called ``name``, or ``None``."""
@@ -138,6 +141,10 @@ class Registry:
         """The backend called ``name``, or ``None``."""
         entry = self.backends.get(name)
         return entry.cls if entry else None
+
+    def scorecard_of(self, suite: str) -> Scorecard | None:
+        """A registered scorecard that knows the suite called ``suite`` (a registered name or a folder)."""
+        return next((sc for entry in self.scorecards.values() if (sc := entry.cls()).knows(suite)), None)
 
     def missing_hint(self) -> str:
         """For an unknown name: what plugins said while loading, and ``; a plugin that failed to import may provide it
@@ -153,6 +160,7 @@ class Registry:
         found = [f"check type {n}" for n, r in self.check_types.items() if r.plugin is plugin]
         found += [f"backend {n}" for n, r in self.backends.items() if r.plugin is plugin]
         found += [f"suite {n}" for n, s in self.suites.items() if s.plugin is plugin]
+        found += [f"scorecard {n}" for n, r in self.scorecards.items() if r.plugin is plugin]
         return found
 
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr, StrictBool, StrictInt, field_validator
 
+from tsuka_core.record.figures import ScorecardFigures
 from tsuka_core.record.lenient import (
     Count,
     Interval,
@@ -200,6 +201,10 @@ class LevelRecord(Lenient):
     """The share (0 to 1, two decimals) of bootstrap resamples that give the measured ``tier``; under 0.8 the tier
     is borderline, and ``tsuka run``, ``tsuka profiles`` and ``tsuka report`` say so and advise ``--repeats`` or
     the extended suite."""
+    scorecard: ScorecardFigures | None = None
+    """Present for a suite a registered scorecard knows (BFCL's, IFEval): the scorecard's ``name`` and its
+    ``figures`` for this level, each ``{"value": share, "count": items}``; ``tsuka scorecard`` combines the
+    figures of every suite it knows into the benchmark's own table."""
     backend_extra: dict[str, Any] | None = None
     """Present when a backend (or a hand-edited history) gave a fact named like one of the fields above: those
     facts, kept apart, never replacing the record's own."""

@@ -143,7 +143,7 @@ def _keyed(endpoint: Endpoint, config: BackendConfig) -> BackendConfig:
 
 async def _listed(endpoint: Endpoint, options: RunOptions, registry: Registry) -> Listed:
     """The endpoint's backend, provider and models: those the file names, else every model the server lists."""
-    from tsuka_core.run.session import choose_backend, make_backend, make_client
+    from tsuka_core.run.backend import choose_backend, make_backend, make_client
 
     async with make_client(1, options.config.timeout, options.proxy) as client:
         backend = make_backend(registry, choose_backend(options.backend, options.config), options.config, client)

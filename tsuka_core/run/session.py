@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import difflib
-import os
-import urllib.request
+import warnings
 from collections.abc import Awaitable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
@@ -14,14 +12,12 @@ from typing import Any
 
 import httpx
 
-from tsuka_core.backends.apikey import key_or_none
-from tsuka_core.backends.base import Backend, BackendConfig, check_options
-from tsuka_core.backends.clientpool import spread_client
-from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare, without_secrets
+from tsuka_core.backends.base import Backend, BackendConfig, ServerFacts
+from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare
 from tsuka_core.engine.sweep import ModelSweep, QuietObserver, SweepObserver, sweep_models
-from tsuka_core.errors import StoreError, UsageError
-from tsuka_core.masking import mask_text
+from tsuka_core.errors import StoreError
 from tsuka_core.plugins.registry import Registry
+from tsuka_core.run.backend import choose_backend, list_models, make_backend, make_client
 from tsuka_core.run.profiles import stored_profiles
 from tsuka_core.run.replicas import ReplicaSet, replica_set
 from tsuka_core.run.resume import answers_kept, take_up
@@ -30,10 +26,11 @@ from tsuka_core.storage.recorder import RunInfo, RunRecorder, safe_options
 from tsuka_core.storage.store import ProfileStore, profile_key
 from tsuka_core.storage.suite_sections import suite_of
 from tsuka_core.suite.model import Suite
-from tsuka_core.suite.shard import Shard, shard_suite
+from tsuka_core.suite.selection import Selection
+from tsuka_core.suite.shard import Shard
 from tsuka_core.terms import EFFORTS, Effort
-from tsuka_core.urls import url_secrets
 
+# choose_backend, list_models, make_backend and make_client live in run.backend; imported from here they still work.
 __all__ = ["RunOptions", "RunReport", "choose_backend", "list_models", "make_backend", "make_client", "run_benchmark"]
 
 
@@ -66,11 +63,25 @@ class RunOptions:
     replicas: Sequence[str] = ()
     """Base URLs of replicas serving the same models (``config.base_url`` unused then): requests spread over them,
     ``concurrency`` being each replica's."""
+    selection: Selection = field(default_factory=Selection)
+    """Which tests to measure (a shard, the first N, names); a partial run stores no profile: the history keeps
+    its levels (a shard's for ``tsuka merge``)."""
     shard: Shard | None = None
-    """Measure only this shard's tests and store no profile: the history keeps them for ``tsuka merge``."""
+    """Deprecated since 0.3.0 (removed in 0.4.0): ``selection=Selection(shard=...)``; still honoured."""
     resume: bool | None = None
     """Replay the answers a run cut short kept (``run.resume``): None when the newest run of the history is the
     same measurement and did not finish; True whatever ran last; False never."""
+
+    def __post_init__(self) -> None:
+        """Take a deprecated ``shard`` into ``selection``, with a DeprecationWarning naming the new form."""
+        if self.shard is not None:
+            warnings.warn(
+                "RunOptions(shard=...) is deprecated since tsuka 0.3.0 and goes in 0.4.0: "
+                "use RunOptions(selection=Selection(shard=...))",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            object.__setattr__(self, "selection", replace(self.selection, shard=self.shard))
 
 
 @dataclass
@@ -107,69 +118,6 @@ class RunReport:
         return not self.failed and self.write_error is None
 
 
-def choose_backend(name: str | None, config: BackendConfig) -> str:
-    """The backend to use: the named one, else ``openai`` when a base URL is set, else ``embedded``."""
-    if name:
-        return name
-    if config.base_url or os.environ.get("OPENAI_BASE_URL"):
-        return "openai"
-    return "embedded"
-
-
-def make_client(concurrency: int, timeout: float, proxy: str | None = None) -> httpx.AsyncClient:
-    """The run's one HTTP client: stock httpx clients of a few kept connections each, one per few requests in flight.
-
-    Every connection is kept and reused for the whole run, so a run at
-    concurrency ``j`` opens about ``j`` connections (``backends.clientpool``).
-    It takes the proxies of ``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and
-    ``NO_PROXY`` and the CA bundle of ``SSL_CERT_FILE`` from the environment;
-    ``proxy``, when given, carries every request instead. A proxy URL httpx
-    cannot use is a :class:`UsageError`. ``concurrency`` is a hint only: members
-    are opened as requests need them.
-    """
-    del concurrency
-    try:
-        return spread_client(httpx.Timeout(timeout, connect=min(timeout, 30.0)), proxy)
-    except (ValueError, ImportError, httpx.InvalidURL) as exc:  # a bad URL or scheme, SOCKS without socksio
-        where = "--proxy" if proxy else "HTTP_PROXY, HTTPS_PROXY or ALL_PROXY"
-        secrets = [s for url in [proxy, *urllib.request.getproxies().values()] if url for s in url_secrets(url)]
-        raise UsageError(f"the proxy of {where} cannot be used: {mask_text(str(exc), secrets)}") from None
-
-
-async def list_models(
-    registry: Registry, name: str | None, config: BackendConfig, proxy: str | None = None
-) -> tuple[str, list[str], list[str]]:
-    """The backend's provider, the models it can reach (what ``tsuka run all`` would measure) and what was said.
-
-    A listed name that holds a secret the run sends is left out, and that is said, as for ``tsuka run all``.
-    """
-    async with make_client(1, config.timeout, proxy) as client:
-        backend = make_backend(registry, choose_backend(name, config), config, client)
-        try:
-            listed = without_secrets(backend, await backend.list_models())
-            return backend.provider, listed, backend.take_notes()
-        finally:
-            await backend.aclose()
-
-
-def make_backend(registry: Registry, name: str, config: BackendConfig, client: httpx.AsyncClient) -> Backend:
-    """Instantiate the backend called ``name``; an unknown name is a one-line error with a suggestion.
-
-    Without an API key in ``config``, the key is read from the variable the
-    backend declares in ``api_key_env``, if it declares one and it is set.
-    """
-    cls = registry.backend(name)
-    if cls is None:
-        close = difflib.get_close_matches(name, list(registry.backends), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UsageError(f"unknown backend {name!r}{hint} ('tsuka backends' lists them){registry.missing_hint()}")
-    check_options(cls, config.options)
-    if config.api_key is None and cls.api_key_env:
-        key = key_or_none(cls.api_key_env)
-        config = replace(config, api_key=key, api_key_from=cls.api_key_env if key else config.api_key_from)
-    return cls(config, client)
-
-
 async def run_benchmark(
     options: RunOptions,
     suite: Suite,
@@ -200,17 +148,13 @@ async def run_benchmark(
         report = RunReport(backend.name, backend.provider, suite)
         kept: list[ModelSweep] = []
         sweeping = False
-        if options.shard is not None:
-            observer.note(_shard_note(options.shard, suite))
+        said = options.selection.note(suite)
+        if said:
+            observer.note(said)
         try:
             prepared = await prepare(backend, options.models, observer, model_check=options.model_check)
             models, facts = prepared.models, prepared.facts
-            # A replica set's slots already count each replica's own concurrency.
-            concurrency, said = concurrency_for(None if isinstance(asked, ReplicaSet) else options.concurrency, facts)
-            if isinstance(asked, ReplicaSet):
-                said = asked.places_note()
-            if said:
-                observer.note(said)
+            concurrency = _concurrency(asked, options, facts, observer)
             options = replace(options, concurrency=concurrency)
             history = recorder or await _new_history(options, suite, backend, models, observer)
             report.history_run = history.run_id if history is not None else None
@@ -234,7 +178,7 @@ async def run_benchmark(
                 report,
                 sweep_models(
                     backend,
-                    suite if options.shard is None else shard_suite(suite, options.shard),
+                    options.selection.apply(suite),
                     models,
                     options.efforts,
                     concurrency=concurrency,
@@ -264,6 +208,17 @@ async def run_benchmark(
     return report
 
 
+def _concurrency(asked: Backend, options: RunOptions, facts: Mapping[str, ServerFacts], observer: SweepObserver) -> int:
+    """Requests in flight, said when the server's slots or a replica set chose it."""
+    # A replica set's slots already count each replica's own concurrency.
+    concurrency, said = concurrency_for(None if isinstance(asked, ReplicaSet) else options.concurrency, facts)
+    if isinstance(asked, ReplicaSet):
+        said = asked.places_note()
+    if said:
+        observer.note(said)
+    return concurrency
+
+
 async def _new_history(
     options: RunOptions, suite: Suite, backend: Backend, models: Sequence[str], observer: SweepObserver
 ) -> RunRecorder | None:
@@ -284,14 +239,6 @@ def _backend(
         return make_backend(registry, name, options.config, client)
     members = [make_backend(registry, name, replace(options.config, base_url=url), client) for url in options.replicas]
     return replica_set(members, options.concurrency, observer.note)
-
-
-def _shard_note(shard: Shard, suite: Suite) -> str:
-    held = len(shard_suite(suite, shard).tests)
-    return (
-        f"shard {shard}: {held} of the suite's {len(suite.tests)} tests; no profile is stored until "
-        "'tsuka merge' combines the shards' histories"
-    )
 
 
 def run_info(options: RunOptions, suite: Suite, backend: Backend, models: Sequence[str]) -> RunInfo:
@@ -321,7 +268,7 @@ def run_settings(options: RunOptions) -> dict[str, Any]:
         "backendOptions": safe_options(config.options),
         "cache": options.cache_path is not None and options.repeats == 1,
         "repeats": options.repeats,
-        **({"shard": str(options.shard)} if options.shard is not None else {}),
+        **options.selection.recorded(),
     }
 
 
@@ -380,8 +327,8 @@ def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport, opti
             causes = "; ".join(level.errors[:3])
             report.failed.append(f"{profile_key(name, level.effort)} not stored: {causes}")
     profiles, recommendations = stored_profiles(swept.levels, name, options.endpoint)
-    if options.shard is not None:
-        return  # a shard's levels are partial: only the history keeps them, until 'tsuka merge'
+    if options.selection.partial:
+        return  # a partial run's levels: only the history keeps them (a shard's until 'tsuka merge')
     if profiles or recommendations:
         store.update(profiles, recommendations, suite_of(next(iter(profiles.values()), None)))
     report.profiles.update(profiles)

@@ -4,28 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tsuka_core.suite.loading import default_suite_path, suite_hash
+from tsuka_core.suite.loading import DEFAULT_SUITE, default_suite_path, registered_folders, suite_hash, suite_label
 
 __all__ = ["DEFAULT_SUITE", "SuiteHashes", "suite_label"]
-
-DEFAULT_SUITE = "default"
-"""What a profile's ``suite`` says when it was measured with the suite installed with tsuka."""
-
-
-def suite_label(path: Path) -> str:
-    """What a profile stores as its ``suite``: the name of a registered suite (``default`` for the installed
-    one, ``extended``...) whose folder it is, else the folder's full path."""
-    resolved = Path(path).resolve()
-    if resolved == default_suite_path().resolve():
-        return DEFAULT_SUITE
-    return next((name for name, folder in _registered().items() if folder == resolved), str(resolved))
-
-
-def _registered() -> dict[str, Path]:
-    """Each registered suite's folder (resolved), by name."""
-    from tsuka_core.plugins.registry import load_registry
-
-    return {name: suite.path.resolve() for name, suite in load_registry().suites.items()}
 
 
 class SuiteHashes:
@@ -47,7 +28,7 @@ class SuiteHashes:
             return self.given
         if not isinstance(named, str) or not named or named == DEFAULT_SUITE:
             return default_suite_path()
-        registered = None if Path(named).is_absolute() else _registered().get(named)
+        registered = None if Path(named).is_absolute() else registered_folders(None).get(named)
         if registered is not None:
             return registered
         return Path(named) if Path(named).is_dir() else default_suite_path()

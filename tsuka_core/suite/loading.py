@@ -19,14 +19,19 @@ if TYPE_CHECKING:
     from tsuka_core.plugins.registry import Registry
 
 __all__ = [
+    "DEFAULT_SUITE",
     "MAX_TEST_FILE_BYTES",
     "default_suite_path",
     "load_suite",
+    "registered_folders",
     "resolve_suite",
     "suite_files",
     "suite_hash",
+    "suite_label",
 ]
 
+DEFAULT_SUITE = "default"
+"""What a profile's ``suite`` says when it was measured with the suite installed with tsuka."""
 MAX_TEST_FILE_BYTES = 4 * 1024 * 1024
 """A test file larger than this is refused (a test is a prompt and some checks)."""
 
@@ -65,6 +70,22 @@ def resolve_suite(value: str | Path, registry: Registry | None = None) -> Path:
     known = ", ".join(sorted(suites)) or "none"
     why = f"no such folder and no such registered suite (registered: {known}){hint}{registry.missing_hint()}"
     raise SuiteError([f"suite {name!r}: {why}"])
+
+
+def suite_label(path: Path, registry: Registry | None = None) -> str:
+    """What a profile stores as its ``suite``: the name of a registered suite (``default`` for the installed
+    one, ``extended``...) whose folder it is, else the folder's full path."""
+    resolved = Path(path).resolve()
+    if resolved == default_suite_path().resolve():
+        return DEFAULT_SUITE
+    return next((name for name, folder in registered_folders(registry).items() if folder == resolved), str(resolved))
+
+
+def registered_folders(registry: Registry | None) -> dict[str, Path]:
+    """Each registered suite's folder (resolved), by name."""
+    from tsuka_core.plugins.registry import load_registry
+
+    return {name: suite.path.resolve() for name, suite in (registry or load_registry()).suites.items()}
 
 
 def suite_files(folder: Path) -> list[Path]:
@@ -157,4 +178,5 @@ def load_suite(folder: Path | str | None = None, registry: Registry | None = Non
         for c in CATEGORIES
         if not any(t.category == c for t in tests)
     )
-    return Suite(path, tuple(tests), digest.hexdigest()[:8], warnings)
+    name = suite_label(path, registry)
+    return Suite(path, tuple(tests), digest.hexdigest()[:8], warnings, name, registry.scorecard_of(name))

@@ -11,6 +11,7 @@ from tsuka_core.terms import Category
 
 if TYPE_CHECKING:
     from tsuka_core.judge.checks import CheckParams, CheckType
+    from tsuka_core.judge.scorecard import Scorecard
 
 __all__ = ["Check", "Step", "Suite", "Test"]
 
@@ -48,6 +49,8 @@ class Test:
     description: str = ""
     tools: tuple[Mapping[str, Any], ...] = ()
     system: str | None = None
+    messages: tuple[Mapping[str, str], ...] = ()
+    """The conversation the test starts from, sent after ``system`` and before the first prompt."""
 
     @property
     def check_count(self) -> int:
@@ -63,6 +66,10 @@ class Suite:
     tests: tuple[Test, ...]
     hash: str
     warnings: tuple[str, ...] = ()
+    name: str = ""
+    """What profiles call it: a registered suite's name, ``default``, or the folder's full path."""
+    scorecard: Scorecard | None = field(default=None, compare=False, repr=False)
+    """The registered scorecard that knows this suite, if any."""
 
     def by_category(self, category: Category) -> list[Test]:
         """The tests of one category, in suite order."""

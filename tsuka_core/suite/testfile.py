@@ -32,7 +32,18 @@ if TYPE_CHECKING:
     from pydantic import JsonValue, ModelWrapValidatorHandler, ValidatorFunctionWrapHandler
     from pydantic_core import ErrorDetails, InitErrorDetails
 
-__all__ = ["MAX_WEIGHT", "Check", "Step", "TestFile", "Tool", "ToolFunction", "check_params", "parse_test"]
+__all__ = [
+    "MAX_WEIGHT",
+    "Check",
+    "Message",
+    "Step",
+    "TestFile",
+    "Tool",
+    "ToolFunction",
+    "build_check",
+    "check_params",
+    "parse_test",
+]
 
 MAX_WEIGHT = 1_000_000
 """The largest weight a test or a check may have: weights are shares, and a sum of them must stay finite."""
@@ -66,6 +77,17 @@ class ToolFunction(FormatModel):
     """Lowest tier that may see the tool; the benchmark ignores it."""
 
 
+class Message(FormatModel):
+    """One message of the conversation a test starts from, sent as written."""
+
+    expected: ClassVar[Mapping[str, str]] = {"role": "system, user or assistant", "content": "a string"}
+
+    role: Literal["system", "user", "assistant"]
+    """Who says it."""
+    content: str
+    """What is said."""
+
+
 class Tool(FormatModel):
     """An OpenAI function schema, offered on every step."""
 
@@ -95,18 +117,40 @@ def _params_problem(type_name: str, error: ErrorDetails, allowed: list[str]) -> 
     return problem(loc, message, error["input"])
 
 
-def check_params(check_type: type[CheckType[Any]], params: Mapping[str, Any]) -> tuple[CheckParams | None, list[str]]:
+def check_params(
+    check_type: type[CheckType[Any]], params: Mapping[str, Any], registry: Registry | None = None
+) -> tuple[CheckParams | None, list[str]]:
     """``params`` (a check's keys besides ``type`` and ``weight``) validated as a suite validates them.
 
     The parameters, or None and every problem as ``tsuka validate`` words it, one line each: ``value: required
     by check type 'word_count'``.
     """
     try:
-        return check_type.params_model.model_validate(dict(params)), []
+        return check_type.params_model.model_validate(dict(params), context=registry), []
     except ValidationError as exc:
         allowed = ["type", "weight", *check_type.params_model.model_fields]
         found = [_params_problem(check_type.name, error, allowed) for error in exc.errors()]
         return None, [f"{location(p['loc']) or 'parameters'}: {p['type'].message()}" for p in found]  # type: ignore[union-attr]
+
+
+def build_check(spec: Mapping[str, Any], registry: Registry | None = None) -> CheckType[Any]:
+    """A check as a test writes it (``{"type": "not_contains", "value": ","}``), validated as a suite validates
+    it and ready to judge: for a check type whose parameters hold other checks. ``weight`` is not read.
+
+    Raises ValueError naming the problem (an unknown type, with the closest names; a parameter not its own).
+    """
+    from tsuka_core.plugins.registry import load_registry
+
+    registry = registry or load_registry()
+    name = spec.get("type")
+    found = registry.check_type(name) if isinstance(name, str) else None
+    if found is None:
+        hint = suggest(name, sorted(registry.check_types)) if isinstance(name, str) else ""
+        raise ValueError(f"unknown check type {name!r}{hint} ('tsuka checks' lists them)")
+    params, problems = check_params(found, {k: v for k, v in spec.items() if k not in ("type", "weight")}, registry)
+    if params is None:
+        raise ValueError(f"{name}: {problems[0]}")
+    return found(params)
 
 
 class Check(FormatModel):
@@ -149,7 +193,9 @@ class Check(FormatModel):
             return cls.validated(data, handler, first=[unknown], last=[])
         params_model = check_type.params_model
         try:
-            params = params_model.model_validate({k: v for k, v in data.items() if k not in ("type", "weight")})
+            params = params_model.model_validate(
+                {k: v for k, v in data.items() if k not in ("type", "weight")}, context=registry
+            )
         except ValidationError as exc:
             allowed = ["type", "weight", *params_model.model_fields]
             found = [_params_problem(type_name, error, allowed) for error in exc.errors()]
@@ -218,6 +264,9 @@ class TestFile(FormatModel):
     """Tools offered on every step."""
     system: str | MISSING = MISSING
     """A system message sent first."""
+    messages: tuple[Message, ...] = ()
+    """Messages sent after `system` and before the first prompt, as written (a conversation the test starts
+    from: earlier user and assistant turns)."""
     prompt: str | MISSING = MISSING
     """Short form: the prompt of the only step."""
     checks: Checks | MISSING = MISSING
@@ -273,7 +322,9 @@ def parse_test(file: str, data: Any, registry: Registry) -> tuple[model.Test | N
         return None, [_line(file, error) for error in exc.errors()]
     tools = tuple(tool.model_dump(by_alias=True, exclude_unset=True) for tool in test.tools)
     system = None if test.system is MISSING else test.system
-    built = model.Test(file, test.name, test.category, _steps(test), test.weight, test.description, tools, system)
+    messages = tuple({"role": m.role, "content": m.content} for m in test.messages)
+    steps = _steps(test)
+    built = model.Test(file, test.name, test.category, steps, test.weight, test.description, tools, system, messages)
     return built, []
 
 

@@ -319,3 +319,18 @@ def test_text_checks_judge_any_text(text: str) -> None:
 def test_tool_args_schema_judges_any_arguments(arguments: dict[str, Any]) -> None:
     outcome = judge(ToolArgsSchema, tool_answer(("get_weather", arguments)), calls="all")
     assert outcome.status in ("passed", "failed")
+
+
+def test_the_pass_rate_scorecard_is_registered_for_the_extra_suites(registry: Registry) -> None:
+    from tsuka_checks_extra.scorecard import PassRate
+
+    assert registry.scorecard_of("extra") is not None
+    assert registry.scorecard_of("default") is None
+    tests = [tsuka_core.JudgedTest(n, "json", score, errored, ()) for n, score, errored in
+             [("a", 1.0, False), ("b", 0.5, False), ("c", 1.0, True), ("d", 1.0, False)]]  # fmt: skip
+    figures = PassRate().figures("extra", tests)
+    assert figures["passed"] == tsuka_core.Figure(value=0.5, count=4)
+    rows = PassRate().rows({"extra": figures, "extra-2": {"passed": tsuka_core.Figure(value=1.0, count=2)}})
+    assert [r.label for r in rows] == ["All suites", "extra", "extra-2"]
+    assert rows[0].figure is not None
+    assert rows[0].figure.value == pytest.approx(0.75)

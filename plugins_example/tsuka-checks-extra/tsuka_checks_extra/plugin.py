@@ -30,3 +30,11 @@ def register_suites(register: tsuka_core.RegisterSuite) -> None:
 
 
 # docs:end suite-hookimpl
+
+
+@tsuka_core.hookimpl
+def register_scorecards(register: tsuka_core.RegisterScorecard) -> None:
+    """Register the pass-rate scorecard of the ``extra`` suites."""
+    from tsuka_checks_extra.scorecard import PassRate
+
+    register(PassRate)
