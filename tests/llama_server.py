@@ -1,7 +1,7 @@
 """Serve a GGUF model over llama.cpp's OpenAI-compatible HTTP API (xllamacpp's server) on 127.0.0.1, for tests.
 
 usage: python tests/llama_server.py MODEL.gguf [--alias NAME] [--tool-template | --chat-template-file FILE]
-       [-t THREADS] [-np SLOTS] [-c CTX] [--no-cache-prompt] [-fa on|off|auto]
+       [-t THREADS] [-np SLOTS] [-c CTX] [-n TOKENS] [--no-cache-prompt] [-fa on|off|auto]
        [--temp T] [--top-k K] [--seed S] [--repeat-penalty P]
 
 The flags are ``llama-server``'s, with the same meaning (``-c`` is shared by the
@@ -37,6 +37,7 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("-t", "--threads", type=int, default=0)
     parser.add_argument("-np", "--parallel", type=int, default=1)
     parser.add_argument("-c", "--ctx-size", type=int, default=4096)
+    parser.add_argument("-n", "--n-predict", type=int, default=-1)
     parser.add_argument("--no-cache-prompt", action="store_true")
     parser.add_argument("-fa", "--flash-attn", choices=("on", "off", "auto"), default="auto")
     parser.add_argument("--temp", type=float)
@@ -51,6 +52,7 @@ def server_params(args: argparse.Namespace) -> xllamacpp.CommonParams:
     params.model.path = args.model
     params.model_alias = {args.alias}
     params.n_ctx = args.ctx_size
+    params.n_predict = args.n_predict
     params.n_parallel = args.parallel
     if args.threads:
         params.cpuparams.n_threads = args.threads

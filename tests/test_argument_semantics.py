@@ -159,3 +159,49 @@ def test_tool_arg_at_refuses_a_cut_answer_as_every_argument_check_does() -> None
     for check, params in (("tool_arg_equals", {}), ("tool_arg_at", {"index": 0})):
         outcome = run_check(check, {"arg": "base", "value": 10, **params}, answer)
         assert outcome.detail.startswith("answer cut at the token limit"), (check, outcome)
+
+
+LIST_TOOL = [
+    {
+        "type": "function",
+        "function": {
+            "name": "plot",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "points": {"type": "array", "items": {"type": "number"}},
+                    "label": {"type": "string"},
+                    "style": {"type": "object"},
+                },
+                "required": ["points"],
+            },
+        },
+    }
+]
+
+
+def plotted(arguments: dict[str, Any], expected: dict[str, Any]) -> bool:
+    answer = Answer("", (ToolCall("c0", "plot", arguments),), LIST_TOOL)
+    params = {"calls": [{"name": "plot", **expected}], "only_named": True, "normalize": True}
+    return run_check("tool_calls_match", params, answer).passed
+
+
+def test_normalising_applies_where_bfcl_normalises_and_a_variable_is_compared_as_written() -> None:
+    expected = {"accept": {"points": [[1.5, 2.5]], "label": ["Net Sales"], "style": [{"color": "Dark Red"}]}}
+    assert plotted({"points": [1.5, 2.5], "label": "net-sales", "style": {"color": "dark_red"}}, expected)
+    assert not plotted({"points": [1.5, 2.5], "label": "net-sales", "style": {"Color": "dark red"}}, expected)
+    variable = {"accept": {"points": ["pointList"]}}
+    assert plotted({"points": "pointList"}, variable)  # a variable's name where an array was wanted
+    assert not plotted({"points": "pointlist"}, variable)  # compared as written: no normalising for a variable
+
+
+def test_items_are_held_to_their_type_unless_the_argument_may_be_absent() -> None:
+    assert not plotted({"points": [1, 2]}, {"accept": {"points": [[1.0, 2.0]]}})  # ints where floats are wanted
+    assert plotted({"points": [1, 2]}, {"accept": {"points": [[1.0, 2.0], []]}, "optional": ["points"]})
+
+
+def test_bfcls_absent_marker_is_an_empty_string_or_array_when_sent() -> None:
+    expected = {"accept": {"points": [[1.0]], "label": ["x", ""]}, "optional": ["label"]}
+    assert plotted({"points": [1.0], "label": ""}, expected)
+    assert plotted({"points": [1.0]}, expected)
+    assert not plotted({"points": [1.0], "label": "y"}, expected)

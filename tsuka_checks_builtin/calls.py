@@ -3,15 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from tsuka_checks_builtin.argsem import declared, required, same_kind, type_problem, value_fits
+from tsuka_checks_builtin.argmatch import Declared, argument_misfit, declared_of
+from tsuka_checks_builtin.argsem import declared, required, type_problem
 from tsuka_checks_builtin.json import compact
+from tsuka_checks_builtin.sourcetext import kind_of, read_source
 from tsuka_core import Answer, CheckParams, CheckType, Outcome, ToolCall
 
 __all__ = ["ToolCallsMatch"]
+
+
+class ReadAs(CheckParams):
+    """An argument the model writes as source text in a string, read by the type it has in that language."""
+
+    language: Literal["java", "javascript"]
+    """The language of the source text."""
+    type: str
+    """Its type there: Java byte, short, integer, long, float, double, boolean, char, String, any, Array,
+    ArrayList, HashMap; JavaScript String, integer, Bigint, float, Boolean, any, array, dict."""
+    items: str | None = None
+    """An array's item type (a type of the same language)."""
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Refuse a type the language's reader does not read."""
+        for name in (self.type, self.items):
+            if name is not None and kind_of(self.language, name) is None:
+                raise ValueError(f"{name!r} is not a {self.language} type tsuka reads")
 
 
 class ExpectedCall(CheckParams):
@@ -25,6 +45,10 @@ class ExpectedCall(CheckParams):
     """Top-level arguments and the values accepted in each: any one of them passes."""
     optional: list[str] = Field(default_factory=list)
     """Arguments that may be absent; when present, they must hold what `arguments` or `accept` says."""
+    read_as: dict[str, ReadAs] = Field(default_factory=dict)
+    """Arguments written as Java or JavaScript source text in a string ("50L", "new int[]{1, 2}"), each read by
+    its type in that language before it is judged (as BFCL's checker reads them); a value that is no string
+    fails, text that does not read as that type stays text."""
 
     def model_post_init(self, context: Any, /) -> None:
         """Refuse an argument named in both `arguments` and `accept`."""
@@ -41,9 +65,12 @@ class CallsMatchParams(CheckParams):
     exact: bool = True
     """True (the default): no call beyond the expected ones; false: other calls may be made too."""
     only_named: bool = False
-    """True: a call may carry no argument beyond those its expected call names (BFCL's rule)."""
+    """True: a call may carry no argument beyond those its expected call gives a value for in `arguments` or
+    `accept` (BFCL's rule); one `optional` alone names may then only be absent."""
     normalize: bool = False
-    """True: strings are compared as BFCL compares them: without spaces or ,./-_*^, case folded, ' read as "."""
+    """True: strings are compared as BFCL compares them (without spaces or ,./-_*^, case folded, ' read as "),
+    where BFCL compares them so: a string argument, the strings of an array, an object's string values; a
+    value of another type than declared (a variable's name) as written."""
 
 
 class ToolCallsMatch(CheckType[CallsMatchParams]):
@@ -105,19 +132,43 @@ def _misfit(
     for key, value in call.arguments.items():
         if properties is not None and key not in properties:
             return f"has {key}, an argument the tool does not declare"
-        if params.only_named and key not in named and key not in expected.optional:
+        if params.only_named and key not in named:
             return f"has {key}, not an expected argument"
-        chosen = named.get(key, [])
-        problem = type_problem(value, properties.get(key)) if properties is not None else None
-        if problem and not any(same_kind(value, a) for a in chosen):  # a value of the test's own is no type error
-            return f"has {key} {compact(value)}: {problem}"
-        if key in named and not value_fits(value, chosen, normalise=params.normalize):
-            return f"has {key} {compact(value)}"
+        problem = _argument_problem(expected, key, value, named.get(key), properties, params.normalize)
+        if problem is not None:
+            return f"has {key} {compact(value)}" + (f": {problem}" if problem else "")
     unsent = [key for key in required(tools, call.name) if key not in call.arguments]
     if unsent:
         return f"lacks {unsent[0]}, which the tool requires"
     absent = [key for key in named if key not in call.arguments and key not in expected.optional]
     return f"lacks {absent[0]}" if absent else None
+
+
+def _argument_problem(
+    expected: ExpectedCall,
+    key: str,
+    value: Any,
+    accepted: list[Any] | None,
+    properties: Mapping[str, Any] | None,
+    normalize: bool,
+) -> str | None:
+    """Why one argument is not right: of another type than declared, or no accepted value; None when right."""
+    schema = properties.get(key) if properties is not None else None
+    reading = expected.read_as.get(key)
+    if reading is not None:
+        if not isinstance(value, str):
+            return f"is {reading.language} source text to be given as a string"
+        try:
+            value = read_source(value, reading.language, reading.type, reading.items)
+        except ValueError as exc:
+            return str(exc)
+        items = kind_of(reading.language, reading.items) if reading.items else None
+        kind = Declared(kind_of(reading.language, reading.type), items)
+    else:
+        kind = declared_of(schema)
+    if accepted is None:
+        return type_problem(value, {"type": kind.kind} if reading is not None else schema)
+    return argument_misfit(value, accepted, kind, normalize=normalize, optional=key in expected.optional)
 
 
 def _match(

@@ -61,6 +61,9 @@ class CallCountParams(CheckParams):
     """The number of tool calls expected in the answer."""
     mode: Literal["exactly", "at_least"] = "exactly"
     """"exactly" (the default) wants that many calls; "at_least" wants that many or more."""
+    well_formed: bool = False
+    """True: an answer with a call whose arguments were not valid JSON as written fails (a server could not run
+    it; BFCL's relevance categories count no call then)."""
 
 
 class CallAtParams(CheckParams):
@@ -175,6 +178,10 @@ class ToolCallCount(CheckType[CallCountParams]):
 
     def evaluate(self, answer: Answer) -> Outcome:
         made, want = len(answer.tool_calls), self.params.value
+        broken = next((c for c in answer.tool_calls if c.repaired or c.arguments_problem), None)
+        if self.params.well_formed and broken is not None:
+            why = broken.arguments_problem or "arguments that were not valid JSON as written"
+            return Outcome.fail(f"{broken.name} has {why}")
         ok = made == want if self.params.mode == "exactly" else made >= want
         wording = "" if self.params.mode == "exactly" else "at least "
         return Outcome.check(ok, f"{made} tool call(s) ({_calls(answer)}), expected {wording}{want}")
