@@ -1,4 +1,4 @@
-"""The 21 built-in check types: what passes, what fails, and the detail each reports."""
+"""The built-in check types: what passes, what fails, and the detail each reports (IFEval's in test_ifeval_checks)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,19 @@ BUILTIN_TYPES = {
     "tool_call_at",
     "tool_arg_at",
     "tool_calls_match",
+    "regex_count",
+    "letter_count",
+    "capital_word_count",
+    "paragraph_count",
+    "paragraph_first_word",
+    "response_count",
+    "title",
+    "starts_with",
+    "ends_with",
+    "wrapped_in",
+    "language",
+    "letter_case",
+    "instruction",
 }
 
 

@@ -60,6 +60,22 @@ CHECKS: list[tuple[str, dict[str, Any]]] = [
     ("sentence_count", {"min": 1, "max": 3}),
     ("word_count", {"min": 2, "max": 5, "words": "alphanumeric"}),
     ("json_valid", {"as_written": True}),
+    ("json_valid", {"ifeval": True}),
+    ("regex_count", {"pattern": [r"\*[^\n\*]*\*", r"\*\*[^\n\*]*\*\*"], "trim": "*", "min": 2}),
+    ("letter_count", {"letter": "e", "max": 9}),
+    ("capital_word_count", {"min": 1}),
+    ("sentence_count", {"splitter": "punkt", "max": 4}),
+    ("paragraph_count", {"value": 2}),
+    ("paragraph_count", {"min": 2, "divider": "blank line"}),
+    ("paragraph_first_word", {"paragraphs": 2, "index": 2, "value": "then"}),
+    ("response_count", {}),
+    ("title", {}),
+    ("starts_with", {"value": "Write"}),
+    ("ends_with", {"value": "Any questions?", "trim": '"'}),
+    ("wrapped_in", {"value": '"'}),
+    ("language", {"value": "en"}),
+    ("letter_case", {"case": "upper", "language": "en"}),
+    ("instruction", {"id": "x", "checks": [{"type": "not_contains", "value": ","}, {"type": "title"}]}),
 ]
 
 

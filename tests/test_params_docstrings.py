@@ -110,7 +110,7 @@ PLUGIN_MODULE = '''
     class EndsWith(CheckType[EndsWithParams]):
         """Pass when the answer ends with ``suffix``."""
 
-        name = "ends_with"
+        name = "ends_with_suffix"
         params_model = EndsWithParams
 
         def evaluate(self, answer: Answer) -> Outcome:
@@ -138,5 +138,5 @@ def plugin_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 def test_plugin_parameters_are_described_in_the_suite_schema(plugin_on_path: str) -> None:
     schema: dict[str, Any] = suite_schema(Registry.from_plugins(discover(env=plugin_on_path)))
-    params = schema["$defs"]["check-ends_with"]
+    params = schema["$defs"]["check-ends_with_suffix"]
     assert params["properties"]["suffix"]["description"] == "What the answer must end with."

@@ -61,8 +61,12 @@ class ValidParams(CheckParams):
     as_written: bool = False
     """True: pass only JSON valid as the model wrote it (whole, fenced or embedded), never a repaired one."""
     whole: bool = False
-    """True: the answer must be the JSON and nothing else (a fenced block alone counts), as IFEval's JSON format
-    instruction asks; JSON inside prose, or repaired, does not pass."""
+    """True: the answer must be the JSON and nothing else (a fenced block alone counts); JSON inside prose, or
+    repaired, does not pass."""
+    ifeval: bool = False
+    """True: read the answer exactly as IFEval's JSON format instruction does: stripped, one leading ```json (or
+    ```Json, ```JSON, ```) and one trailing ``` taken off, and the rest read whole by Python's json module, which
+    takes NaN and Infinity as numbers. The other parameters are not read."""
 
 
 class JsonValid(CheckType[ValidParams]):
@@ -80,6 +84,8 @@ class JsonValid(CheckType[ValidParams]):
     def evaluate(self, answer: Answer) -> Outcome:
         if answer.cut:
             return Outcome.fail("answer cut at the token limit: what it wrote is not judged as JSON")
+        if self.params.ifeval:
+            return _as_ifeval(answer.text)
         found = extract_json(answer.text)
         if found is None:
             return Outcome.fail("no JSON in the answer")
@@ -90,6 +96,19 @@ class JsonValid(CheckType[ValidParams]):
         if self.params.whole and found.method != "strict" and not fenced_alone:
             return Outcome.fail(f"the answer holds more than the JSON ({found.method} {json_type_name(found.value)})")
         return Outcome.ok(f"{found.method} {json_type_name(found.value)}")
+
+
+def _as_ifeval(text: str) -> Outcome:
+    """IFEval's JSON format verdict: the text without its fences, read whole by Python's json module."""
+    body = text.strip()
+    for fence in ("```json", "```Json", "```JSON", "```"):
+        body = body.removeprefix(fence)
+    body = body.removesuffix("```").strip()
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return Outcome.fail("not JSON as IFEval reads it (the answer without its fences, read whole)")
+    return Outcome.ok(f"JSON {json_type_name(value)}, read as IFEval reads it")
 
 
 class JsonPathEquals(CheckType[PathEqualsParams]):

@@ -6,9 +6,22 @@ import warnings
 from importlib.resources import files
 from pathlib import Path
 
-from tsuka_checks_builtin import bfcl, calls, conform, sentences, text, tools
+from tsuka_checks_builtin import (
+    bfcl,
+    calls,
+    conform,
+    counting,
+    edges,
+    ifeval,
+    instruction,
+    language,
+    layout,
+    sentences,
+    text,
+    tools,
+)
 from tsuka_checks_builtin import json as json_checks
-from tsuka_core import RegisterBackend, RegisterCheckType, RegisterSuite, hookimpl
+from tsuka_core import RegisterBackend, RegisterCheckType, RegisterScorecard, RegisterSuite, hookimpl
 
 CHECK_TYPES = (
     text.WordCount,
@@ -34,12 +47,25 @@ CHECK_TYPES = (
     tools.ToolArgAt,
     calls.ToolCallsMatch,
     conform.ToolArgsConform,
+    counting.RegexCount,
+    counting.LetterCount,
+    counting.CapitalWordCount,
+    layout.ParagraphCount,
+    layout.ParagraphFirstWord,
+    layout.ResponseCount,
+    layout.Title,
+    edges.StartsWith,
+    edges.EndsWith,
+    edges.WrappedIn,
+    language.Language,
+    language.LetterCase,
+    instruction.Instruction,
 )
 
 
 @hookimpl
 def register_check_types(register: RegisterCheckType) -> None:
-    """Register the 23 built-in check types."""
+    """Register the 36 built-in check types."""
     for check_type in CHECK_TYPES:
         register(check_type)
 
@@ -56,7 +82,8 @@ def register_backends(register: RegisterBackend) -> None:
 
 @hookimpl
 def register_suites(register: RegisterSuite) -> None:
-    """Register the default suite, the extended and toolcount suites, and BFCL's when bfcl-eval is installed."""
+    """Register the default suite, the extended and toolcount suites, BFCL's when bfcl-eval is installed, and
+    IFEval's when its data file is named (TSUKA_IFEVAL_DATA)."""
     from tsuka_core.suite.identity import DEFAULT_SUITE
     from tsuka_core.suite.loading import default_suite_path, suite_files
 
@@ -72,3 +99,16 @@ def register_suites(register: RegisterSuite) -> None:
         converted = {}
     for name, folder in converted.items():
         register(name, folder)
+    found = ifeval.ifeval_suite(bfcl.cache_root())
+    if found is not None:
+        register(ifeval.SUITE, found)
+
+
+@hookimpl
+def register_scorecards(register: RegisterScorecard) -> None:
+    """Register BFCL's score table for the bfcl-* suites, and IFEval's four accuracies for the ifeval suite."""
+    from tsuka_checks_builtin.bfcl.scorecard import BfclScorecard
+    from tsuka_checks_builtin.ifeval.scorecard import IfevalScorecard
+
+    register(BfclScorecard)
+    register(IfevalScorecard)

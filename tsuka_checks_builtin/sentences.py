@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from tsuka_checks_builtin.text import CountParams
+from tsuka_checks_builtin.wording import punkt_sentences
 from tsuka_core import Answer, CheckType, Outcome
 
-__all__ = ["ABBREVIATIONS", "SentenceCount", "count_sentences"]
+__all__ = ["ABBREVIATIONS", "SentenceCount", "SentenceCountParams", "count_sentences"]
 
 ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "e.g", "i.e", "cf", "fig"})
 """Words whose full stop does not end a sentence (compared without case)."""
@@ -50,18 +51,27 @@ def count_sentences(text: str) -> int:
     return count + (1 if worded or _has_word(text[seen:]) else 0)
 
 
-class SentenceCount(CheckType[CountParams]):
+class SentenceCountParams(CountParams):
+    """A count of sentences, and how a sentence is found."""
+
+    splitter: Literal["simple", "punkt"] = "simple"
+    """``simple``: the ends listed above; ``punkt``: NLTK's English Punkt model, as IFEval counts sentences."""
+
+
+class SentenceCount(CheckType[SentenceCountParams]):
     """Pass when the answer has `value` sentences, or from `min` to `max` (ends: . ! ? … and 。！？).
 
     A full stop after Mr, Mrs, Ms, Dr, Prof, Sr, Jr, St, vs, e.g, i.e, cf or fig ends no sentence; 3.14 has no
     end inside it; a line break ends none (a list without full stops is one sentence); text after the last end
     that holds a letter or digit is one more. So "Wait... what?!" is two sentences, "Dr. Smith sat. He slept."
-    two, and "我很好。你呢？" two.
+    two, and "我很好。你呢？" two. With `splitter` "punkt", sentences are NLTK's English Punkt model's (IFEval's).
     """
 
     name = "sentence_count"
-    params_model = CountParams
+    params_model = SentenceCountParams
     example: ClassVar[Mapping[str, Any]] = {"max": 3}
 
     def evaluate(self, answer: Answer) -> Outcome:
-        return self.params.judged(count_sentences(answer.text), "sentences")
+        text = answer.text
+        found = count_sentences(text) if self.params.splitter == "simple" else len(punkt_sentences(text))
+        return self.params.judged(found, "sentences")
