@@ -54,6 +54,8 @@ BUILTIN_TYPES = {
     "language",
     "letter_case",
     "instruction",
+    "state_matches",
+    "results_include",
 }
 
 

@@ -335,7 +335,16 @@ def test_the_tutorial_shows_test_files() -> None:
 
 
 @pytest.mark.parametrize("test", _tutorial_tests(), ids=lambda t: str(t["name"]))
-def test_each_tutorial_test_file_validates(test: dict[str, Any], registry: Registry, tmp_path: Path) -> None:
+def test_each_tutorial_test_file_validates(
+    test: dict[str, Any], registry: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if "environment" in test:  # the multi-turn example runs in the example plugin's environment
+        monkeypatch.syspath_prepend(str(ROOT / "plugins_example" / "tsuka-checks-extra"))
+        from tsuka_checks_extra import plugin
+
+        from tsuka_core.testing import registry_of
+
+        registry = registry_of(plugin)
     suite = _one_test_suite(tmp_path / "suite", test, registry)
     assert suite.tests[0].name == test["name"]
 

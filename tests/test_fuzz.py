@@ -76,6 +76,8 @@ CHECKS: list[tuple[str, dict[str, Any]]] = [
     ("language", {"value": "en"}),
     ("letter_case", {"case": "upper", "language": "en"}),
     ("instruction", {"id": "x", "checks": [{"type": "not_contains", "value": ","}, {"type": "title"}]}),
+    ("state_matches", {}),
+    ("results_include", {}),
 ]
 
 

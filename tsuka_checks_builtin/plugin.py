@@ -12,6 +12,7 @@ from tsuka_checks_builtin import (
     conform,
     counting,
     edges,
+    environment,
     ifeval,
     instruction,
     language,
@@ -21,7 +22,14 @@ from tsuka_checks_builtin import (
     tools,
 )
 from tsuka_checks_builtin import json as json_checks
-from tsuka_core import RegisterBackend, RegisterCheckType, RegisterScorecard, RegisterSuite, hookimpl
+from tsuka_core import (
+    RegisterBackend,
+    RegisterCheckType,
+    RegisterScorecard,
+    RegisterSuite,
+    RegisterToolEnvironment,
+    hookimpl,
+)
 
 CHECK_TYPES = (
     text.WordCount,
@@ -60,12 +68,14 @@ CHECK_TYPES = (
     language.Language,
     language.LetterCase,
     instruction.Instruction,
+    environment.StateMatches,
+    environment.ResultsInclude,
 )
 
 
 @hookimpl
 def register_check_types(register: RegisterCheckType) -> None:
-    """Register the 36 built-in check types."""
+    """Register the 38 built-in check types."""
     for check_type in CHECK_TYPES:
         register(check_type)
 
@@ -112,3 +122,11 @@ def register_scorecards(register: RegisterScorecard) -> None:
 
     register(BfclScorecard)
     register(IfevalScorecard)
+
+
+@hookimpl
+def register_tool_environments(register: RegisterToolEnvironment) -> None:
+    """Register BFCL's multi-turn classes as the ``bfcl`` tool environment (used when bfcl-eval is installed)."""
+    from tsuka_checks_builtin.bfcl.environment import BfclEnvironment
+
+    register(BfclEnvironment)

@@ -14,6 +14,7 @@ from .plugins.hookspecs import HOOKSPEC_VERSION as HOOKSPEC_VERSION
 from .plugins.hookspecs import RegisterBackend as RegisterBackend
 from .plugins.hookspecs import RegisterCheckType as RegisterCheckType
 from .plugins.hookspecs import RegisterScorecard as RegisterScorecard
+from .plugins.hookspecs import RegisterToolEnvironment as RegisterToolEnvironment
 from .plugins.hookspecs import RegisterSuite as RegisterSuite
 from .plugins.hookspecs import hookimpl as hookimpl
 from .terms import CATEGORIES as CATEGORIES
@@ -74,6 +75,8 @@ from .judge.scorecard import Scorecard as Scorecard
 from .judge.scorecard import ScoreRow as ScoreRow
 from .judge.scorecard import mean_figure as mean_figure
 from .record.figures import Figure as Figure
+from .judge.environment import ToolEnvironment as ToolEnvironment
+from .judge.environment import TurnState as TurnState
 
 # Embedding tsuka in a program.
 from .engine.sweep import QuietObserver as QuietObserver

@@ -100,5 +100,9 @@ def suites_in(cache: Path, categories: Sequence[Category], convert: Convert) -> 
                     stacklevel=2,
                 )
                 return {}
+            except (ValueError, KeyError, TypeError, SyntaxError) as exc:
+                warnings.warn(f"{category.suite} is left out: an entry of BFCL {release} cannot be converted "
+                              f"({type(exc).__name__}: {exc})", UserWarning, stacklevel=2)  # fmt: skip
+                continue
         found[category.suite] = folder
     return found

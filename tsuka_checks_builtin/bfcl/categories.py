@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CATEGORIES", "SINGLE_TURN", "Category", "by_suite"]
+__all__ = ["CATEGORIES", "MULTI_TURN", "SINGLE_TURN", "Category", "by_suite"]
 
 
 @dataclass(frozen=True)
@@ -48,10 +48,18 @@ _ALL = (
 SINGLE_TURN: tuple[Category, ...] = _ALL
 """Every single-turn category, non-live first, in BFCL's score table's order."""
 
-CATEGORIES: Mapping[str, str] = {c.suite: c.name for c in _ALL}
+MULTI_TURN: tuple[Category, ...] = (
+    Category("bfcl-multi-turn-base", "multi_turn_base", "multi_turn"),
+    Category("bfcl-multi-turn-miss-func", "multi_turn_miss_func", "multi_turn"),
+    Category("bfcl-multi-turn-miss-param", "multi_turn_miss_param", "multi_turn"),
+    Category("bfcl-multi-turn-long-context", "multi_turn_long_context", "multi_turn"),
+)
+"""BFCL's four multi-turn categories: every call executed against BFCL's own classes."""
+
+CATEGORIES: Mapping[str, str] = {c.suite: c.name for c in (*_ALL, *MULTI_TURN)}
 """tsuka's suite name -> BFCL's category name."""
 
 
 def by_suite(suite: str) -> Category | None:
     """The category registered as ``suite``."""
-    return next((c for c in _ALL if c.suite == suite), None)
+    return next((c for c in (*_ALL, *MULTI_TURN) if c.suite == suite), None)

@@ -5,7 +5,8 @@ simple accuracy is the unweighted mean of Python, Java and JavaScript, the
 non-live AST summary the unweighted mean of simple, multiple, parallel and
 parallel multiple; the live AST summary the mean of its four categories weighted
 by their entries; irrelevance the unweighted mean of the non-live and live
-irrelevance; relevance the live relevance. An aggregate over a category not
+irrelevance; relevance the live relevance; multi-turn the unweighted mean of
+base, missing function, missing parameter and long context. An aggregate over a category not
 measured is shown as not measured (BFCL shows N/A).
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from tsuka_checks_builtin.bfcl.categories import SINGLE_TURN, by_suite
+from tsuka_checks_builtin.bfcl.categories import MULTI_TURN, SINGLE_TURN, by_suite
 from tsuka_core import Figure, JudgedTest, Scorecard, ScoreRow, mean_figure
 
 __all__ = ["BfclScorecard"]
@@ -33,6 +34,10 @@ _LABELS = {
     "live_parallel_multiple": "Parallel multiple",
     "live_irrelevance": "Irrelevance",
     "live_relevance": "Relevance",
+    "multi_turn_base": "Base",
+    "multi_turn_miss_func": "Missing function",
+    "multi_turn_miss_param": "Missing parameter",
+    "multi_turn_long_context": "Long context",
 }
 
 
@@ -53,7 +58,7 @@ class BfclScorecard(Scorecard):
 
     def rows(self, measured: Mapping[str, Mapping[str, Figure]]) -> list[ScoreRow]:
         """BFCL's table, from each category's accuracy."""
-        accuracy = {c.name: measured.get(c.suite, {}).get(ACCURACY) for c in SINGLE_TURN}
+        accuracy = {c.name: measured.get(c.suite, {}).get(ACCURACY) for c in (*SINGLE_TURN, *MULTI_TURN)}
 
         def of(*names: str) -> list[Figure | None]:
             return [accuracy[n] for n in names]
@@ -72,6 +77,9 @@ class BfclScorecard(Scorecard):
         rows += [ScoreRow(f"{_LABELS[n]} ({'live' if 'live' in n else 'non-live'})", accuracy[n], 1)
                  for n in ("irrelevance", "live_irrelevance")]  # fmt: skip
         rows.append(ScoreRow("Relevance (live)", accuracy["live_relevance"]))
+        multi = [c.name for c in MULTI_TURN]
+        rows.append(ScoreRow("Multi turn (unweighted mean)", mean_figure(of(*multi))))
+        rows += [ScoreRow(_LABELS[n], accuracy[n], 1) for n in multi]
         return rows
 
     def notes(self) -> list[str]:
@@ -81,4 +89,6 @@ class BfclScorecard(Scorecard):
             "sampling: BFCL's own runs send temperature 0.001 and no token limit)",
             "judged as BFCL's AST checker judges, but an answer cut at the token limit fails, and on irrelevance a "
             "call in the text or one whose arguments do not parse counts as a call (BFCL counts no call)",
+            "multi-turn: every call executed in BFCL's own classes, judged after each turn as BFCL's multi-turn "
+            "checker judges (its state and response checks); tsuka runs no name that is not one of their methods",
         ]

@@ -47,11 +47,13 @@ _LANGUAGE_HINTS = {
 _LANGUAGE_NAMES = {"java": "Java", "javascript": "JavaScript"}
 
 
-def hinted(function: Mapping[str, Any], language: str) -> dict[str, Any]:
-    """The function description as BFCL's generation sends it: language hints added, Java and JavaScript
-    parameters made strings (a copy)."""
+def hinted(function: Mapping[str, Any], language: str, hint: bool = True) -> dict[str, Any]:
+    """The function description as BFCL's generation sends it: language hints added (unless not ``hint``: a
+    multi-turn function BFCL holds back is revealed without one), Java and JavaScript parameters made strings
+    (a copy)."""
     item = copy.deepcopy(dict(function))
-    item["description"] = f"{item.get('description', '')}{_LANGUAGE_HINTS[language]}"
+    if hint:
+        item["description"] = f"{item.get('description', '')}{_LANGUAGE_HINTS[language]}"
     if language in _LANGUAGE_NAMES:
         properties = item.get("parameters", {}).get("properties", {})
         for value in properties.values():
@@ -77,9 +79,9 @@ def _as_source_text(value: dict[str, Any], name: str) -> None:
     value["type"] = "string"
 
 
-def tool_of(function: Mapping[str, Any], language: str = "python") -> dict[str, Any]:
+def tool_of(function: Mapping[str, Any], language: str = "python", hint: bool = True) -> dict[str, Any]:
     """One BFCL function description as the OpenAI tool BFCL's function-calling handler sends for ``language``."""
-    item = hinted(function, language)
+    item = hinted(function, language, hint)
     item["name"] = tool_name(str(item["name"]))
     parameters = item.setdefault("parameters", {})
     parameters["type"] = "object"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -45,16 +45,37 @@ def check_lines(step: StoredStep, *, every_check: bool, indent: str, prefix: str
         yield Text(f"{indent}{mark} {prefix}{check.location} {check.type}: {one_line(check.detail)}", style=style)
 
 
+def _turns(test: StoredTest) -> bool:
+    return any(c.location.startswith("turns[") for s in test.steps for c in s.checks)
+
+
+def _assistant_lines(message: dict[str, Any]) -> Iterable[Text]:
+    yield Text("assistant:", style="cyan")
+    if message.get("content"):
+        yield Text(str(message["content"]))
+    for raw in message.get("tool_calls") or ():
+        function = raw.get("function") if isinstance(raw, dict) else None
+        if isinstance(function, dict):
+            yield Text(f"→ {one_line(str(function.get('name')))}({one_line(str(function.get('arguments')))})")
+
+
 def transcript(test: StoredTest) -> Iterable[Text | str]:
-    """Each step of a recorded test: the messages sent, the reasoning and answer, its failure kind, every check."""
+    """Each step (each turn, of a multi-turn test) of a recorded test: the messages sent (a turn's calls and their
+    results among them), the reasoning and answer, its failure kind, every check."""
 
     seen = 0
+    unit = "turn" if _turns(test) else "step"
     for step in test.steps:
-        yield Text(f"── step {step.index}" + ("" if step.sent else " (not sent)"), style="bold")
+        yield Text(f"── {unit} {step.index}" + ("" if step.sent else " (not sent)"), style="bold")
+        asked = False
         for message in list(step.messages)[seen:]:
-            if message.get("role") == "assistant":
-                continue  # an earlier answer, shown already
-            label = str(message.get("role"))
+            role = message.get("role")
+            if role == "assistant":
+                if asked:  # a step of this turn: its calls, whose results follow
+                    yield from _assistant_lines(dict(message))
+                continue  # before this step's prompt: the answer before, shown already
+            asked = asked or role == "user"
+            label = str(role)
             if message.get("tool_call_id"):
                 label += f" (call {message['tool_call_id']})"
             yield Text(f"{label}:", style="cyan")

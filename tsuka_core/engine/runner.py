@@ -8,20 +8,18 @@ from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
-from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortRejected, masked_response
+from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse
 from tsuka_core.backends.budget import BodyBudget
 from tsuka_core.backends.http import StatusError
 from tsuka_core.engine.answer_faults import answer_fault
+from tsuka_core.engine.asking import ask, errored, score, unsent
 from tsuka_core.engine.conversation import answer_of, chain_broken, refused_step
-from tsuka_core.engine.first_request import refuses_model
 from tsuka_core.engine.kept import kept_answer, kept_messages
 from tsuka_core.engine.results import CheckResult, StepResult, TestResult
-from tsuka_core.errors import RequestError
+from tsuka_core.engine.turns import run_turns
 from tsuka_core.judge.answer import Answer, ToolCall
 from tsuka_core.judge.checks import check_roles, run_check
 from tsuka_core.judge.outcome import Outcome
-from tsuka_core.judge.scoring import score_checks
-from tsuka_core.masking import mask_text
 from tsuka_core.suite.model import Check, Step, Test
 from tsuka_core.terms import Effort
 
@@ -37,11 +35,6 @@ def assistant_tool_message(response: ChatResponse, call: ToolCall) -> dict[str, 
         arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
         raw = {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
     return {"role": "assistant", "content": response.text or None, "tool_calls": [raw]}
-
-
-def _unsent(index: int, step: Step, reason: str) -> StepResult:
-    checks = tuple(CheckResult(c.location, c.type, c.weight, Outcome.fail(reason)) for c in step.checks)
-    return StepResult(index, False, checks)
 
 
 def _judge(step: Step, answer: Answer) -> tuple[CheckResult, ...]:
@@ -84,42 +77,6 @@ def _led_by(result: CheckResult, why: str) -> CheckResult:
     return CheckResult(result.location, result.type, result.weight, Outcome.fail(text))
 
 
-def _errored(test: Test, results: list[StepResult], index: int, request: ChatRequest, cause: str) -> TestResult:
-    results.append(StepResult(index, False, (), kept_messages(request.messages)))
-    first = cause.splitlines()[0] if cause else cause
-    return TestResult(test, "error", 0.0, tuple(results), f"step {index}: {first}", request.repeat)
-
-
-def _score(steps: list[StepResult]) -> float:
-    return score_checks((c.weight, c.outcome.passed) for s in steps for c in s.checks)
-
-
-async def _ask(
-    backend: Backend, request: ChatRequest, limiter: AbstractAsyncContextManager[Any] | None
-) -> ChatResponse | StatusError | str:
-    """The answer; the error when the server refused the model's own tool-call arguments; else why it failed.
-
-    Every secret the backend knows is masked in what comes back (``Backend.secrets``): a server may echo one.
-    """
-    try:
-        async with limiter or nullcontext():
-            return masked_response(await backend.complete(request), backend.secrets())
-    except EffortRejected:
-        raise
-    except RequestError as exc:
-        if isinstance(exc, StatusError) and exc.blames_answer:
-            exc.args = (mask_text(str(exc), backend.secrets()),)
-            exc.server_message = mask_text(exc.server_message, backend.secrets())
-            return exc
-        refused = refuses_model(exc)
-        if refused is not None:
-            raise refused from exc
-        said = "server error on a tools request: " if request.tools and (exc.status or 0) >= 500 else ""
-        return mask_text(f"{said}{exc}", backend.secrets())
-    except Exception as exc:  # a backend plugin's bug ends this test as an error, not the run
-        return mask_text(f"backend {backend.name!r} raised {type(exc).__name__}: {exc}", backend.secrets())
-
-
 async def run_test(
     backend: Backend,
     test: Test,
@@ -138,6 +95,8 @@ async def run_test(
     (a 401, 403 or 404) so that it stops the model. With ``budget``, a large
     answer holds one of its places from its reading to the end of its judging.
     """
+    if test.environment is not None:
+        return await run_turns(backend, test, model, effort, limiter, repeat, budget)
     messages: list[Mapping[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []
     messages.extend(test.messages)
     results: list[StepResult] = []
@@ -146,7 +105,7 @@ async def run_test(
         if step.tool_result is not None:
             reason = chain_broken(previous, index)
             if previous is None or reason is not None:
-                results.extend(_unsent(i, s, reason or "") for i, s in enumerate(test.steps[index:], start=index))
+                results.extend(unsent(i, s, reason or "") for i, s in enumerate(test.steps[index:], start=index))
                 break
             call = previous.tool_calls[0]
             messages.append(assistant_tool_message(previous, call))
@@ -155,13 +114,13 @@ async def run_test(
             messages.append({"role": "user", "content": step.prompt})
         request = ChatRequest(model, tuple(messages), test.tools, effort, repeat)
         async with budget.scope() if budget is not None else nullcontext():
-            answer = await _ask(backend, request, limiter)
+            answer = await ask(backend, request, limiter)
             if isinstance(answer, str):
-                return _errored(test, results, index, request, answer)
+                return errored(test, results, index, request, answer)
             if isinstance(answer, StatusError):
                 results.append(refused_step(step, index, request, answer))
                 reason = f"not sent: the server refused step {index}"
-                results.extend(_unsent(i, s, reason) for i, s in enumerate(test.steps[index + 1 :], start=index + 1))
+                results.extend(unsent(i, s, reason) for i, s in enumerate(test.steps[index + 1 :], start=index + 1))
                 break
             response = answer
             if limiter is not None:
@@ -173,4 +132,4 @@ async def run_test(
             # Judged off the loop: no other request's measured time waits on it.
             results.append(await asyncio.to_thread(_judged, step, request, response, index))
         previous = response
-    return TestResult(test, "ok", _score(results), tuple(results), repeat=repeat)
+    return TestResult(test, "ok", score(results), tuple(results), repeat=repeat)

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tsuka_core.judge.environment import TurnState
 from tsuka_core.judge.jsontools import MISSING, REPAIR_BUDGET, json_type_name, repair_json
 from tsuka_core.textsafe import scrub
 
@@ -177,6 +178,9 @@ class Answer:
     unstripped: str | None = None
     """The text before white space was stripped (reasoning removed), for checks that judge an answer exactly as
     written (IFEval's ``instruction``); None when it is :attr:`text`."""
+
+    environment: TurnState | None = None
+    """For a turn of a multi-turn test: what the turn left in its tool environment (results, state, differences)."""
 
     @property
     def as_written(self) -> str:

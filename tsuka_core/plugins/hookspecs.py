@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from tsuka_core.backends.base import Backend
     from tsuka_core.judge.checks import CheckType
+    from tsuka_core.judge.environment import ToolEnvironment
     from tsuka_core.judge.scorecard import Scorecard
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "RegisterCheckType",
     "RegisterScorecard",
     "RegisterSuite",
+    "RegisterToolEnvironment",
     "hookimpl",
     "hookspec",
 ]
@@ -41,7 +43,7 @@ HOOKSPEC_VERSION = 2
 """The version of the hooks below; raised when a hook is added or changes, so a plugin can check what it gets.
 
 Version 1: ``register_check_types``, ``register_backends`` and ``register_suites``.
-Version 2 (tsuka 0.3): ``register_scorecards``.
+Version 2 (tsuka 0.3): ``register_scorecards`` and ``register_tool_environments``.
 """
 
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -51,6 +53,7 @@ RegisterCheckType = Callable[["type[CheckType[Any]]"], None]
 RegisterBackend = Callable[["type[Backend]"], None]
 RegisterSuite = Callable[[str, "Traversable"], None]
 RegisterScorecard = Callable[["type[Scorecard]"], None]
+RegisterToolEnvironment = Callable[["type[ToolEnvironment[Any]]"], None]
 
 
 @hookspec
@@ -104,4 +107,19 @@ def register_scorecards(register: RegisterScorecard) -> None:
         @tsuka_core.hookimpl
         def register_scorecards(register):
             register(MyBenchmarkScorecard)
+    """
+
+
+@hookspec
+def register_tool_environments(register: RegisterToolEnvironment) -> None:
+    """Add tool environments: call ``register(cls)`` once for each :class:`~tsuka_core.ToolEnvironment` subclass
+    (since 2).
+
+    A multi-turn test names one in ``environment.type``; its ``config_model`` validates the test's
+    ``environment.config``, and the model's calls really execute in it, in a worker process. Its ``name`` must be
+    unique. Example::
+
+        @tsuka_core.hookimpl
+        def register_tool_environments(register):
+            register(ShoppingCart)
     """

@@ -16,6 +16,7 @@ from tsuka_core.plugins.manager import LOAD_ENV, FailedPlugin, LoadedPlugin, dis
 if TYPE_CHECKING:
     from tsuka_core.backends.base import Backend
     from tsuka_core.judge.checks import CheckType
+    from tsuka_core.judge.environment import ToolEnvironment
     from tsuka_core.judge.scorecard import Scorecard
 
 __all__ = ["Registered", "RegisteredSuite", "Registry", "load_registry"]
@@ -58,6 +59,7 @@ class Registry:
     backends: dict[str, Registered[type[Backend]]] = field(default_factory=dict)
     suites: dict[str, RegisteredSuite] = field(default_factory=dict)
     scorecards: dict[str, Registered[type[Scorecard]]] = field(default_factory=dict)
+    environments: dict[str, Registered[type[ToolEnvironment[Any]]]] = field(default_factory=dict)
     failed: list[FailedPlugin] = field(default_factory=list)
     """Installed plugins that failed to import: what they would register is missing."""
     notes: list[str] = field(default_factory=list)
@@ -131,6 +133,8 @@ class Registry:
         pm.subset_hook_caller("register_backends", others)(register=adder("backend", self.backends))
         pm.subset_hook_caller("register_suites", others)(register=register_suite)
         pm.subset_hook_caller("register_scorecards", others)(register=adder("scorecard", self.scorecards))
+        environments = adder("tool environment", self.environments)
+        pm.subset_hook_caller("register_tool_environments", others)(register=environments)
 
     def check_type(self, name: str) -> type[CheckType[Any]] | None:
         """The check type called ``name``, or ``None``."""
@@ -140,6 +144,11 @@ class Registry:
     def backend(self, name: str) -> type[Backend] | None:
         """The backend called ``name``, or ``None``."""
         entry = self.backends.get(name)
+        return entry.cls if entry else None
+
+    def environment(self, name: str) -> type[ToolEnvironment[Any]] | None:
+        """The tool environment called ``name``, or ``None``."""
+        entry = self.environments.get(name)
         return entry.cls if entry else None
 
     def scorecard_of(self, suite: str) -> Scorecard | None:
@@ -161,6 +170,7 @@ class Registry:
         found += [f"backend {n}" for n, r in self.backends.items() if r.plugin is plugin]
         found += [f"suite {n}" for n, s in self.suites.items() if s.plugin is plugin]
         found += [f"scorecard {n}" for n, r in self.scorecards.items() if r.plugin is plugin]
+        found += [f"tool environment {n}" for n, r in self.environments.items() if r.plugin is plugin]
         return found
 
 

@@ -11,9 +11,10 @@ from tsuka_core.terms import Category
 
 if TYPE_CHECKING:
     from tsuka_core.judge.checks import CheckParams, CheckType
+    from tsuka_core.judge.environment import ToolEnvironment
     from tsuka_core.judge.scorecard import Scorecard
 
-__all__ = ["Check", "Step", "Suite", "Test"]
+__all__ = ["Check", "EnvironmentSpec", "Step", "Suite", "Test"]
 
 
 @dataclass(frozen=True)
@@ -30,11 +31,28 @@ class Check:
 
 @dataclass(frozen=True)
 class Step:
-    """One request of a test: an optional prompt, an optional tool result, and its checks."""
+    """One request of a test (an optional prompt, an optional tool result), or one turn of a multi-turn test."""
 
     prompt: str | None
     tool_result: str | None
     checks: tuple[Check, ...]
+    reveal: tuple[Mapping[str, Any], ...] = ()
+    """A turn's tools offered from it on."""
+    reference: tuple[tuple[str, Mapping[str, Any]], ...] | None = None
+    """A turn's reference calls (name, arguments); None when the turn states none."""
+    turn: bool = False
+    """A turn: the model answers step after step until it calls no tool, each call executed."""
+
+
+@dataclass(frozen=True)
+class EnvironmentSpec:
+    """The tool environment a multi-turn test names: its registered class and its validated configuration."""
+
+    cls: type[ToolEnvironment[Any]]
+    config: Mapping[str, Any]
+    """The configuration as JSON, validated by the class's ``config_model``."""
+    reference: bool = False
+    """The test states reference calls: a reference environment is built beside the model's."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +69,8 @@ class Test:
     system: str | None = None
     messages: tuple[Mapping[str, str], ...] = ()
     """The conversation the test starts from, sent after ``system`` and before the first prompt."""
+    environment: EnvironmentSpec | None = None
+    """A multi-turn test's tool environment; its steps are turns."""
 
     @property
     def check_count(self) -> int:

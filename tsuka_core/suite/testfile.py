@@ -9,27 +9,29 @@ only (a ``type`` name and a ``weight``) is checked.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import (
-    MISSING,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    ValidationError,
-    ValidationInfo,
-    WrapValidator,
-    model_validator,
-)
+from pydantic import MISSING, ConfigDict, Field, ValidationError
 
-from tsuka_core.judge.checks import CheckParams, CheckType
 from tsuka_core.plugins.registry import Registry
 from tsuka_core.suite import model
-from tsuka_core.suite.problems import FormatModel, input_kind, location, problem, suggest
-from tsuka_core.terms import Category, Tier
+from tsuka_core.suite.pieces import (
+    MAX_WEIGHT,
+    Check,
+    Checks,
+    Message,
+    Tool,
+    ToolFunction,
+    Weight,
+    build_check,
+    check_params,
+)
+from tsuka_core.suite.problems import FormatModel, location, problem
+from tsuka_core.suite.turns import MAX_TURNS, Environment, Turn, environment_spec
+from tsuka_core.terms import Category
 
 if TYPE_CHECKING:
-    from pydantic import JsonValue, ModelWrapValidatorHandler, ValidatorFunctionWrapHandler
+    from pydantic import JsonValue
     from pydantic_core import ErrorDetails, InitErrorDetails
 
 __all__ = [
@@ -45,167 +47,8 @@ __all__ = [
     "parse_test",
 ]
 
-MAX_WEIGHT = 1_000_000
-"""The largest weight a test or a check may have: weights are shares, and a sum of them must stay finite."""
-
 FIRST_STEP_NEEDS_PROMPT = "the first step needs a prompt"
 STEP_NEEDS_INPUT = "a step needs a 'prompt' or a 'toolResult' (or both)"
-
-
-def _as_written(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    """Validate a number, keeping an integer an integer (a report shows weight 2, not 2.0)."""
-    number = handler(value)
-    return value if type(value) is int else number
-
-
-Weight = Annotated[float, Field(gt=0, le=MAX_WEIGHT, allow_inf_nan=False, strict=True), WrapValidator(_as_written)]
-
-
-class ToolFunction(FormatModel):
-    """The function a tool offers: its name, what it does, and the JSON Schema of its arguments."""
-
-    model_config = ConfigDict(extra="allow")
-    expected: ClassVar[Mapping[str, str]] = {"name": "a non-empty string", "parameters": "a JSON Schema object"}
-
-    name: Annotated[str, Field(min_length=1)]
-    """The name the model calls it by."""
-    description: str | MISSING = MISSING
-    """What the function does, for the model."""
-    parameters: dict[str, Any] | MISSING = MISSING
-    """A JSON Schema for the arguments."""
-    required_tier: Tier = Field("small", alias="requiredTier")
-    """Lowest tier that may see the tool; the benchmark ignores it."""
-
-
-class Message(FormatModel):
-    """One message of the conversation a test starts from, sent as written."""
-
-    expected: ClassVar[Mapping[str, str]] = {"role": "system, user or assistant", "content": "a string"}
-
-    role: Literal["system", "user", "assistant"]
-    """Who says it."""
-    content: str
-    """What is said."""
-
-
-class Tool(FormatModel):
-    """An OpenAI function schema, offered on every step."""
-
-    model_config = ConfigDict(extra="allow")
-    not_an_object: ClassVar[str] = 'must be {"type": "function", "function": {...}}'
-    expected: ClassVar[Mapping[str, str]] = {"function": "an object naming the function"}
-
-    type: Literal["function"]
-    """Always `function`."""
-    function: ToolFunction
-    """The function offered."""
-    required_tier: Tier = Field("small", alias="requiredTier")
-    """Lowest tier that may see the tool; the benchmark ignores it."""
-
-
-def _params_problem(type_name: str, error: ErrorDetails, allowed: list[str]) -> InitErrorDetails:
-    """One error of a check's parameters, worded with the check type's name."""
-    loc, kind = tuple(error["loc"]), error["type"]
-    if kind == "missing":
-        message = f"required by check type {type_name!r}"
-    elif kind == "extra_forbidden":
-        message = f"unknown key for check type {type_name!r}{suggest(str(loc[-1]), allowed)}"
-    else:
-        message = str(error["msg"]).removeprefix("Value error, ")
-        if kind.endswith("_type"):
-            message = f"{message}, got {input_kind(error['input'])}"
-    return problem(loc, message, error["input"])
-
-
-def check_params(
-    check_type: type[CheckType[Any]], params: Mapping[str, Any], registry: Registry | None = None
-) -> tuple[CheckParams | None, list[str]]:
-    """``params`` (a check's keys besides ``type`` and ``weight``) validated as a suite validates them.
-
-    The parameters, or None and every problem as ``tsuka validate`` words it, one line each: ``value: required
-    by check type 'word_count'``.
-    """
-    try:
-        return check_type.params_model.model_validate(dict(params), context=registry), []
-    except ValidationError as exc:
-        allowed = ["type", "weight", *check_type.params_model.model_fields]
-        found = [_params_problem(check_type.name, error, allowed) for error in exc.errors()]
-        return None, [f"{location(p['loc']) or 'parameters'}: {p['type'].message()}" for p in found]  # type: ignore[union-attr]
-
-
-def build_check(spec: Mapping[str, Any], registry: Registry | None = None) -> CheckType[Any]:
-    """A check as a test writes it (``{"type": "not_contains", "value": ","}``), validated as a suite validates
-    it and ready to judge: for a check type whose parameters hold other checks. ``weight`` is not read.
-
-    Raises ValueError naming the problem (an unknown type, with the closest names; a parameter not its own).
-    """
-    from tsuka_core.plugins.registry import load_registry
-
-    registry = registry or load_registry()
-    name = spec.get("type")
-    found = registry.check_type(name) if isinstance(name, str) else None
-    if found is None:
-        hint = suggest(name, sorted(registry.check_types)) if isinstance(name, str) else ""
-        raise ValueError(f"unknown check type {name!r}{hint} ('tsuka checks' lists them)")
-    params, problems = check_params(found, {k: v for k, v in spec.items() if k not in ("type", "weight")}, registry)
-    if params is None:
-        raise ValueError(f"{name}: {problems[0]}")
-    return found(params)
-
-
-class Check(FormatModel):
-    """One check; `type` selects it."""
-
-    model_config = ConfigDict(extra="allow")
-    not_an_object: ClassVar[str] = "a check must be an object"
-    expected: ClassVar[Mapping[str, str]] = {
-        "type": "the name of a check type ('tsuka checks' lists them)",
-        "weight": "a number > 0",
-    }
-
-    type: Annotated[str, Field(min_length=1)]
-    """The check type; its parameters are the check's other keys."""
-    weight: Weight = 1
-    """Weight of the check in its test's score: > 0, at most 1000000."""
-
-    _params: CheckParams | None = PrivateAttr(None)
-    _impl: CheckType[Any] | None = PrivateAttr(None)
-
-    def built(self, where: str) -> model.Check:
-        """The check ready to evaluate, standing at ``where`` in its file; it needs a registry's validation."""
-        if self._params is None or self._impl is None:
-            raise ValueError(f"{where}: validated without a registry, so its check type is unknown")
-        return model.Check(self.type, self.weight, self._params, self._impl, where)
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _worded(cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo) -> Self:
-        """Replaces the base's validator of this name: a check's type picks the model of its other keys."""
-        registry = info.context if isinstance(info.context, Registry) else None
-        type_name = data.get("type") if isinstance(data, dict) else None
-        if registry is None or not isinstance(type_name, str) or not type_name:
-            return cls.validated(data, handler, first=[], last=[])
-        check_type = registry.check_type(type_name)
-        if check_type is None:
-            hint = suggest(type_name, sorted(registry.check_types))
-            why = f"unknown check type {type_name!r}{hint} ('tsuka checks' lists them){registry.missing_hint()}"
-            unknown = problem(("type",), why)
-            return cls.validated(data, handler, first=[unknown], last=[])
-        params_model = check_type.params_model
-        try:
-            params = params_model.model_validate(
-                {k: v for k, v in data.items() if k not in ("type", "weight")}, context=registry
-            )
-        except ValidationError as exc:
-            allowed = ["type", "weight", *params_model.model_fields]
-            found = [_params_problem(type_name, error, allowed) for error in exc.errors()]
-            return cls.validated(data, handler, first=[], last=found)
-        check = cls.validated(data, handler, first=[], last=[])
-        check._params, check._impl = params, check_type(params)
-        return check
-
-
-Checks = Annotated[list[Check], Field(min_length=1)]
 
 
 class Step(FormatModel):
@@ -233,13 +76,14 @@ def _first_step_has_a_prompt(schema: dict[str, Any]) -> None:
 
 
 SHORT_OR_LONG_FORM: list[JsonValue] = [
-    {"required": ["prompt", "checks"], "properties": {"steps": False}},
-    {"required": ["steps"], "properties": {"prompt": False, "checks": False}},
+    {"required": ["prompt", "checks"], "properties": {"steps": False, "turns": False, "environment": False}},
+    {"required": ["steps"], "properties": {"prompt": False, "checks": False, "turns": False, "environment": False}},
+    {"required": ["turns", "environment"], "properties": {"prompt": False, "checks": False, "steps": False}},
 ]
 
 
 class TestFile(FormatModel):
-    """One test of a tsuka suite: a prompt with checks (short form) or a list of steps."""
+    """One test of a tsuka suite: a prompt with checks (short form), a list of steps, or turns in a tool environment."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class
     model_config = ConfigDict(title="tsuka test file", json_schema_extra={"oneOf": SHORT_OR_LONG_FORM})
@@ -250,6 +94,7 @@ class TestFile(FormatModel):
         "tools": "an array of tool schemas",
         "checks": "a non-empty array of checks",
         "steps": "a non-empty array of steps",
+        "turns": "a non-empty array of turns",
     }
 
     name: Annotated[str, Field(pattern=r"\S")]
@@ -273,15 +118,28 @@ class TestFile(FormatModel):
     """Short form: the checks of the only step."""
     steps: Annotated[list[Step], Field(min_length=1, json_schema_extra=_first_step_has_a_prompt)] | MISSING = MISSING
     """Long form: the requests, in order; the first needs a prompt."""
+    environment: Environment | MISSING = MISSING
+    """Multi-turn form: the tool environment the model's calls really execute in."""
+    turns: Annotated[list[Turn], Field(min_length=1, max_length=MAX_TURNS)] | MISSING = MISSING
+    """Multi-turn form: the user turns, in order; after each, the model answers step after step until it calls
+    no tool, each call executed in `environment` and its result sent back."""
 
     @classmethod
     def rules(cls, data: Mapping[str, Any]) -> list[InitErrorDetails]:
-        """Exactly one of the two forms, and a first step with a prompt."""
-        short, long = "prompt" in data or "checks" in data, "steps" in data
-        if short and long:
-            return [problem((), "has both 'prompt'/'checks' and 'steps': use one form")]
+        """Exactly one of the three forms, a first step with a prompt, and turns with their environment."""
+        short, long, turns = "prompt" in data or "checks" in data, "steps" in data, "turns" in data
+        if short + long + turns > 1:
+            held = [
+                name for name, there in (("'prompt'/'checks'", short), ("'steps'", long), ("'turns'", turns)) if there
+            ]
+            return [problem((), f"has both {' and '.join(held)}: use one form")]
+        if turns or "environment" in data:
+            needed = "environment" if turns else "turns"
+            if needed not in data:
+                return [problem((needed,), f"required with '{'turns' if turns else 'environment'}'")]
+            return []
         if not short and not long:
-            return [problem((), "needs 'prompt' with 'checks', or 'steps'")]
+            return [problem((), "needs 'prompt' with 'checks', 'steps', or 'turns' with 'environment'")]
         if short:
             missing = [key for key in ("prompt", "checks") if key not in data]
             return [problem((key,), cls._missing_message(key)) for key in missing]
@@ -311,7 +169,16 @@ def _steps(test: TestFile) -> tuple[model.Step, ...]:
 
     if test.steps is not MISSING:
         return tuple(step(s.prompt, s.tool_result, s.checks, f"steps[{i}].") for i, s in enumerate(test.steps))
+    if test.turns is not MISSING:
+        return tuple(_turn(turn, f"turns[{i}].") for i, turn in enumerate(test.turns))
     return (step(test.prompt, MISSING, [] if test.checks is MISSING else test.checks, ""),)
+
+
+def _turn(turn: Turn, where: str) -> model.Step:
+    checks = tuple(check.built(f"{where}checks[{i}]") for i, check in enumerate(turn.checks))
+    reveal = tuple(tool.model_dump(by_alias=True, exclude_unset=True) for tool in turn.reveal)
+    reference = None if turn.reference is None else tuple((c.name, dict(c.arguments)) for c in turn.reference)
+    return model.Step(turn.prompt, None, checks, reveal=reveal, reference=reference, turn=True)
 
 
 def parse_test(file: str, data: Any, registry: Registry) -> tuple[model.Test | None, list[str]]:
@@ -324,7 +191,12 @@ def parse_test(file: str, data: Any, registry: Registry) -> tuple[model.Test | N
     system = None if test.system is MISSING else test.system
     messages = tuple({"role": m.role, "content": m.content} for m in test.messages)
     steps = _steps(test)
-    built = model.Test(file, test.name, test.category, steps, test.weight, test.description, tools, system, messages)
+    environment = None
+    if test.environment is not MISSING:
+        environment = environment_spec(test.environment, any(s.reference is not None for s in steps))
+    built = model.Test(
+        file, test.name, test.category, steps, test.weight, test.description, tools, system, messages, environment
+    )
     return built, []
 
 

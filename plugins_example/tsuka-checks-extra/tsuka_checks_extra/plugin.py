@@ -38,3 +38,11 @@ def register_scorecards(register: tsuka_core.RegisterScorecard) -> None:
     from tsuka_checks_extra.scorecard import PassRate
 
     register(PassRate)
+
+
+@tsuka_core.hookimpl
+def register_tool_environments(register: tsuka_core.RegisterToolEnvironment) -> None:
+    """Register the shop the ``extra`` suite's multi-turn test runs in."""
+    from tsuka_checks_extra.cart import ShoppingCart
+
+    register(ShoppingCart)
