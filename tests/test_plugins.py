@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -97,6 +98,14 @@ class ScorecardPlugin:
         register(CountScorecard)
 
 
+class EnvironmentPlugin:
+    @tsuka_core.hookimpl
+    def register_tool_environments(self, register: Any) -> None:
+        import counter_env
+
+        register(counter_env.Counter)
+
+
 def loaded(plugin: object, distribution: str, entry_point: str = "main") -> LoadedPlugin:
     return LoadedPlugin(entry_point, distribution, "1.0", plugin)
 
@@ -149,9 +158,30 @@ def test_hook_register_scorecards(tmp_path: Path) -> None:
     assert tsuka_core.load_suite("mine", registry).scorecard is not None
 
 
+def test_hook_register_tool_environments(tmp_path: Path) -> None:
+    import counter_env
+
+    plugin = loaded(EnvironmentPlugin(), "tsuka-counter")
+    from tsuka_checks_builtin import plugin as builtin
+
+    registry = Registry.from_plugins([plugin, loaded(builtin, "tsuka", "builtin")])
+    assert registry.environment("counter") is counter_env.Counter
+    assert registry.registered_by(plugin) == ["tool environment counter"]
+    test = {"name": "t", "category": "toolCalling", "environment": {"type": "counter", "config": {"start": 2}},
+            "turns": [{"prompt": "p", "checks": [{"type": "state_matches"}]}]}  # fmt: skip
+    (tmp_path / "10_t.json").write_text(json.dumps(test))
+    loaded_test = tsuka_core.load_suite(tmp_path, registry).tests[0]
+    assert loaded_test.environment is not None
+    assert loaded_test.environment.config == {"start": 2, "broken": False}
+    twice = Registry.from_plugins
+    with pytest.raises(PluginError, match="tool environment 'counter' is registered twice"):
+        twice([plugin, loaded(EnvironmentPlugin(), "tsuka-other")])
+
+
 def test_every_hookspec_has_a_test() -> None:
     specs = sorted(name for name, obj in vars(hookspecs).items() if hasattr(obj, f"{hookspecs.PROJECT}_spec"))
-    assert specs == ["register_backends", "register_check_types", "register_scorecards", "register_suites"]
+    assert specs == ["register_backends", "register_check_types", "register_scorecards", "register_suites",
+                     "register_tool_environments"]  # fmt: skip
     missing = [name for name in specs if not callable(globals().get(f"test_hook_{name}"))]
     assert missing == [], f"write a test_hook_<name> test for: {missing}"
 

@@ -107,7 +107,8 @@ def test_merging_what_is_not_one_measurement_is_refused_in_one_line(tmp_path: Pa
     store = tmp_path / "merged" / "models_profile.json"
     store.parent.mkdir()
     cases = [
-        ((tmp_path / "one", tmp_path / "one"), "exactly once"),
+        ((tmp_path / "one", tmp_path / "one"), "(missing 2/2; given twice 1/2): give each shard 1/N to N/N"),
+        ((tmp_path / "one",), "cannot merge shards 1/2 (missing 2/2)"),
         ((tmp_path / "one", tmp_path / "hot"), "different settings (temperature)"),
         ((tmp_path / "one", tmp_path / "whole"), "is not a 'tsuka run --shard I/N'"),
         ((tmp_path / "one", tmp_path / "nowhere"), "no such file or folder"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -28,6 +28,8 @@ from tsuka_core.backends.openai_stream import (
     stream_option,
     timed_by_stream,
 )
+from tsuka_core.backends.outgoing import NOT_SENT_BACK as _NOT_SENT_BACK
+from tsuka_core.backends.outgoing import outgoing_message
 from tsuka_core.backends.serverinfo import (
     count,
     facts_from_props,
@@ -53,7 +55,6 @@ _REASONING_REFUSAL = re.compile(
     r"|(unsupported|unrecogni[sz]ed|unknown|invalid).*reasoning",
     re.IGNORECASE | re.DOTALL,
 )
-_NOT_SENT_BACK = ("reasoning_content", "reasoning")
 DEFAULT_MAX_TOKENS = 2048
 """Completion token limit per request unless the user sets one: room for a reasoning model's thinking, and a
 bound on a small model that rambles (2,048 tokens at 20 tokens/s is under two minutes an answer)."""
@@ -106,6 +107,7 @@ class OpenAIBackend(Backend):
                 "pass --base-url or set OPENAI_BASE_URL"
             )
         self.base_url = base_url.rstrip("/")
+        self.base_url_from_env = not (config.base_url or "").strip()  # said where it matters
         self._key = KeySource.find(config.api_key, config.api_key_from, os.environ)
         self.api_key = checked_key(self._key.key or "", self._key.origin) or None
         self._secrets = list(dict.fromkeys([*([self.api_key] if self.api_key else []), *url_secrets(self.base_url)]))
@@ -295,36 +297,21 @@ class OpenAIBackend(Backend):
             )
         except StatusError as error:
             if error.status == 404:
-                error.args = (f"{error} (is the base URL right? it usually ends in /v1)",)
+                error.args = (f"{error} (is the base URL right? it usually ends in /v1{self._from_env()})",)
             elif error.status in (401, 403):
                 error.args = (f"{error} ({self._key.refusal_hint(error.status, os.environ)})",)
                 error.explains_refusal = True
             raise
+        except RequestError as error:
+            if self.base_url_from_env and "cannot connect" in str(error):
+                error.args = (f"{error} ({self._from_env()[2:]})",)
+            raise
+
+    def _from_env(self) -> str:
+        return _FROM_ENV if self.base_url_from_env else ""
 
 
-def outgoing_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A message as OpenAI-compatible servers accept it.
-
-    An assistant's ``content: null`` becomes ``""`` (some servers reject null
-    beside tool calls), tool-call arguments that are objects become JSON strings,
-    and separate reasoning fields are dropped.
-    """
-    out = {k: v for k, v in message.items() if k not in _NOT_SENT_BACK}
-    if out.get("role") == "assistant" and out.get("content") is None:
-        out["content"] = ""
-    calls = out.get("tool_calls")
-    if isinstance(calls, Sequence) and not isinstance(calls, str):
-        out["tool_calls"] = [_outgoing_call(call) for call in calls]
-    return out
-
-
-def _outgoing_call(call: Any) -> Any:
-    function = call.get("function") if isinstance(call, Mapping) else None
-    if not isinstance(function, Mapping) or isinstance(function.get("arguments"), str):
-        return call
-    arguments = function.get("arguments")
-    text = "{}" if arguments is None else json.dumps(arguments, ensure_ascii=False)
-    return {**call, "function": {**function, "arguments": text}}
+_FROM_ENV = "; the base URL comes from OPENAI_BASE_URL: pass --base-url, or unset it to measure the embedded model"
 
 
 def parse_completion(reply: JsonReply, label: str, token_limit: int | None = None) -> ChatResponse:

@@ -16,6 +16,7 @@ from tsuka_core.cli.level_head import (
     confidence_lines,
     confidence_note,
     level_head,
+    no_tier_reason,
     percent,
     tier_text,
 )
@@ -88,14 +89,18 @@ def run_scores(runs: Iterable[_Run]) -> str:
     return " ".join(f"{r.score:.2f}" if r.status == "ok" else "ERR" for r in runs)
 
 
-def level_summary(level: LevelResult) -> Iterable[Text]:
+def level_summary(level: LevelResult, partial: str | None = None) -> Iterable[Text]:
     """Lines summarising one level: its record's head (``cli.level_head``), then each test's score and failed checks.
 
     With repeats, a test shows its mean score, the spread and each run's score;
     a failed check names the run it failed in. Test names, errors and details
     are shown as plain text, never read as markup.
     """
-    head = HeadOf(f"{level.model}@{level.effort}", level.shown_tier, level.complete, level.measured_any)
+    categories = {result.test.category for result in level.tests}
+    no_tier = no_tier_reason(level.complete, partial, categories)
+    head = HeadOf(
+        f"{level.model}@{level.effort}", level.shown_tier, level.complete, level.measured_any, no_tier=no_tier
+    )
     yield from level_head(level_record(level), head)
     for group in level.per_test:
         name = group.test.name

@@ -19,6 +19,7 @@ __all__ = [
     "OK",
     "REGRESSED",
     "TERMINATED",
+    "UNPROFILED",
     "statuses",
 ]
 
@@ -28,6 +29,8 @@ BAD_INPUT = 2
 BELOW_TIER = 3
 REGRESSED = BELOW_TIER
 """``tsuka compare --fail-on-regression`` found a regression: the same status as a model below ``--min-tier``."""
+UNPROFILED = 4
+"""``--strict`` was given to ``tsuka tier`` or ``tsuka gate`` and the model has no valid profile."""
 INTERRUPTED = 130
 TERMINATED = 143
 
@@ -40,6 +43,8 @@ MEANINGS: Mapping[int, str] = {
     "fails to register (or the built-in one fails to load)",
     BELOW_TIER: "`--min-tier` was given and a model is below it at its recommended effort, or "
     "`--fail-on-regression` was given and `tsuka compare` found a regression",
+    UNPROFILED: "`--strict` was given to `tier` or `gate` and the model has no valid profile for the suite (a "
+    "name the store does not hold, or a stale, damaged or mislabelled profile): it was answered as small",
     INTERRUPTED: "interrupted with Ctrl-C (SIGINT)",
     TERMINATED: "stopped with SIGTERM",
 }
@@ -50,6 +55,7 @@ LABELS: Mapping[int, str] = {
     FAILED: "the run failed",
     BAD_INPUT: "bad input or usage",
     BELOW_TIER: "below `--min-tier`, or a regression",
+    UNPROFILED: "no valid profile, with `--strict`",
     INTERRUPTED: "interrupted with Ctrl-C",
     TERMINATED: "stopped with SIGTERM",
 }
@@ -66,6 +72,10 @@ BY_COMMAND: Mapping[str, Mapping[int, str]] = {
         INTERRUPTED: "interrupted with Ctrl-C: the levels that had finished are stored, the others are not",
     },
     "models": {FAILED: "the server could not be reached or answered with an error"},
+    "tier": {UNPROFILED: "`--strict` was given and the model has no valid profile (the tier printed is small)"},
+    "gate": {
+        UNPROFILED: "`--strict` was given and the model has no valid profile (the tools shown are a small model's)"
+    },
     "rescore": {
         OK: "the levels were stored (or `--dry-run` showed them)",
         FAILED: "some test needs a live run; nothing was stored",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ from rich.text import Text
 
 from tsuka_core.cli.display import console, level_summary, mean_and_spread, run_scores
 from tsuka_core.cli.exits import FAILED
-from tsuka_core.cli.level_head import HeadOf, level_head
+from tsuka_core.cli.level_head import HeadOf, level_head, no_tier_reason
 from tsuka_core.cli.loaded import loaded_registry
 from tsuka_core.cli.options import history_db_option, profiles_option
 from tsuka_core.cli.suite_param import SUITE_TYPE
@@ -128,7 +128,17 @@ def runs(history_db: Path | None, profiles: Path, limit: int, as_json: bool) -> 
 # --- tsuka show -----------------------------------------------------------------------------------------------------
 
 
-def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | str]:
+def _partial(options: Mapping[str, Any]) -> str | None:
+    """What picked part of the suite in a recorded run's settings, or None for the whole suite."""
+    parts = [f"shard {options['shard']}"] if options.get("shard") else []
+    if isinstance(options.get("tests"), list):
+        parts.append("--test " + " ".join(str(t) for t in options["tests"]))
+    if options.get("limit") is not None:
+        parts.append(f"--limit {options['limit']}")
+    return ", ".join(parts) or None
+
+
+def _level_lines(level: StoredLevel, *, every_check: bool, partial: str | None = None) -> Iterable[Text | str]:
     """The level's head as its record says (``cli.level_head``), then each test's score with its checks.
 
     With repeats, each test's mean, spread and runs. A level recorded by an older tsuka (a history of layout 4
@@ -136,7 +146,9 @@ def _level_lines(level: StoredLevel, *, every_check: bool) -> Iterable[Text | st
     """
     where = f"  endpoint {level.endpoint} ({level.backend} at {level.provider})" if level.endpoint else ""
     measured = level.tier != UNMEASURED
-    head = HeadOf(level.key, level.tier, level.complete, measured, level.recommended, where)
+    categories = {test.category for test in level.tests}
+    no_tier = no_tier_reason(level.complete, partial, categories)
+    head = HeadOf(level.key, level.tier, level.complete, measured, level.recommended, where, no_tier)
     yield from level_head(_with_transcripts(level), head)
     for group in level.per_test:
         if level.repeats == 1 and len(group.runs) == 1:
@@ -228,11 +240,12 @@ def show(
         f"run {run.id} ({run.kind}, {run.status}) {run.started_at}: {run.backend} at {run.provider}, "
         f"suite {run.suite_path} ({run.suite_hash})"
     ]
+    partial = _partial(run.options)
     if level_key is None:
         for level in run.levels:
-            lines.extend(["", *_level_lines(level, every_check=False)])
+            lines.extend(["", *_level_lines(level, every_check=False, partial=partial)])
     elif test_name is None:
-        lines.extend(["", *_level_lines(_pick_level(run, level_key), every_check=True)])
+        lines.extend(["", *_level_lines(_pick_level(run, level_key), every_check=True, partial=partial)])
     else:
         lines.extend(_test_transcripts(run, _pick_level(run, level_key), test_name, repeat))
     _print(lines)

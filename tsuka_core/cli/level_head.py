@@ -29,6 +29,7 @@ __all__ = [
     "confidence_lines",
     "confidence_note",
     "level_head",
+    "no_tier_reason",
     "percent",
     "record_confidence",
     "tier_text",
@@ -53,6 +54,26 @@ class HeadOf:
     """The effort recommended for the model (said after the tier)."""
     where: str = ""
     """Where the answers came from, at the end of the line (a project file's endpoint and its server)."""
+    no_tier: str | None = None
+    """Why the level gives no tier (a partial run, tests not measured, a suite without every category), or None."""
+
+
+def no_tier_reason(complete: bool, partial: str | None, categories: Iterable[str]) -> str | None:
+    """Why a level's tier would not mean what a tier means, or None when it does.
+
+    A tier stands for the whole suite, every test measured, and every category scored: a run of part of the
+    suite (``partial``: what picked it), a level with tests not measured, or a suite without tests of a
+    category gives none (its profile, if stored, still counts as its stored tier, the safe side).
+    """
+    if partial:
+        return f"a partial run ({partial}): a tier stands for the whole suite"
+    if not complete:
+        return "not every test was measured"
+    present = [c for c in CATEGORIES if c in set(categories)]
+    missing = [c for c in CATEGORIES if c not in present]
+    if missing:
+        return f"the suite has no {' or '.join(missing)} tests: it measures {', '.join(present) or 'nothing'} only"
+    return None
 
 
 def percent(score: float) -> str:
@@ -102,10 +123,16 @@ def level_head(record: LevelRecord, head: HeadOf) -> Iterable[Text]:
     repeats = record.repeats or 1
     repeated = f"  ({repeats} runs per test)" if repeats > 1 else ""
     sure = record_confidence(record) if head.complete and head.tier == record.tier else None  # of that tier only
+    no_tier = head.no_tier if head.measured else None  # an unmeasured level says so in its tier already
+    if no_tier is not None:
+        sure = None
     key = one_line(head.key)
     marks = "  recommended" if head.recommended else ""
-    line = ((key, "bold"), applied, "  tier ", tier_text(head.tier), confidence_note(sure), marks, repeated)
+    shown = Text("none", style="dim") if no_tier is not None else tier_text(head.tier)
+    line = ((key, "bold"), applied, "  tier ", shown, confidence_note(sure), marks, repeated)
     yield Text.assemble(*line, head.where)
+    if no_tier is not None:
+        yield Text(f"  no tier: {no_tier}", style="yellow")
     if not head.measured:
         yield Text("  no test was measured: no scores, no speed", style="red")
     else:

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from tsuka_core.cli.display import console
+from tsuka_core.cli.exits import UNPROFILED
 from tsuka_core.cli.options import effort_choice, profiles_option, tier_choice
 from tsuka_core.cli.profile_table import ProfileTable
 from tsuka_core.cli.suite_param import SUITE_TYPE
@@ -86,18 +87,27 @@ def profiles(model: str | None, profiles: Path, suite: Path | None) -> None:
         out.print(line)
 
 
+STRICT = click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit with status 4 when the model has no valid profile (for scripts: a misspelt name is an error).",
+)
+
+
 @click.command()
 @click.argument("model")
 @EFFORT
 @PROFILES
 @SUITE
-def tier(model: str, effort: str | None, profiles: Path, suite: Path | None) -> None:
+@STRICT
+def tier(model: str, effort: str | None, profiles: Path, suite: Path | None, strict: bool) -> None:
     """Print MODEL's tier at EFFORT (default: its recommended effort), from its valid profile.
 
     The profiles of --suite count (default: those of the default suite). A
     model without a valid profile is small (the safe side), and is said to be
     unprofiled; a name the store does not hold gets a did-you-mean on stderr.
-    The exit status is 0 either way: an unknown model is small, not an error.
+    The exit status is 0 either way (an unknown model is small, not an error),
+    unless --strict makes it 4.
     """
 
     data, label = _suite_view(profiles, suite)
@@ -109,6 +119,8 @@ def tier(model: str, effort: str | None, profiles: Path, suite: Path | None) -> 
         f"{result.subject}: {result.profile_status if result.profiled else 'unprofiled: ' + result.profile_status}",
         err=True,
     )
+    if strict and not result.profiled:
+        raise SystemExit(UNPROFILED)
 
 
 @click.command()
@@ -142,6 +154,7 @@ def tier(model: str, effort: str | None, profiles: Path, suite: Path | None) -> 
 )
 @click.option("--explain", is_flag=True, help="Say on stderr why each tool was kept or dropped.")
 @click.option("--json", "as_json", is_flag=True, help="Print the visible tools as JSON.")
+@STRICT
 def gate(
     model: str,
     tools_file: Path,
@@ -153,6 +166,7 @@ def gate(
     floor: str | None,
     explain: bool,
     as_json: bool,
+    strict: bool,
 ) -> None:
     """Show which tools of FILE MODEL may be offered, by the tier of its valid profile.
 
@@ -160,7 +174,8 @@ def gate(
     not rank above the model's tier; without either a tool needs small (large
     when --tiers is given). The profiles of --suite count (default: those of the
     default suite). Without a valid profile at the effort the model is small; a
-    name the store does not hold gets a did-you-mean on stderr (exit status 0).
+    name the store does not hold gets a did-you-mean on stderr (exit status 0,
+    or 4 with --strict, the tools still shown as for a small model).
     A model whose toolcount-suite profile records toolCountTolerance N is offered
     at most N tools: those needing the lowest tier first, then in file order.
     --floor TIER offers a model below TIER no tool at all (by default a small
@@ -185,15 +200,16 @@ def gate(
         click.echo(line, err=True)
     if fmt is not None:
         click.echo(document.render(result.visible, fmt), nl=False)
-        return
-    if as_json:
+    elif as_json:
         click.echo(json.dumps(list(result.visible), indent=2, ensure_ascii=False))
-        return
-    click.echo(f"{result.subject}: tier {result.tier}{'' if result.profiled else ' (unprofiled)'}")
-    for index, tool in enumerate(result.visible):
-        click.echo(f"  visible  {tool_name(tool, index) if document.format == 'mcp' else _openai_name(tool)}")
-    for hidden in result.hidden:
-        click.echo(f"  hidden   {hidden.reason}")
+    else:
+        click.echo(f"{result.subject}: tier {result.tier}{'' if result.profiled else ' (unprofiled)'}")
+        for index, tool in enumerate(result.visible):
+            click.echo(f"  visible  {tool_name(tool, index) if document.format == 'mcp' else _openai_name(tool)}")
+        for hidden in result.hidden:
+            click.echo(f"  hidden   {hidden.reason}")
+    if strict and not result.profiled:
+        raise SystemExit(UNPROFILED)
 
 
 def _openai_name(tool: dict[str, Any]) -> str:

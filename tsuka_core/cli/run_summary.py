@@ -12,16 +12,21 @@ from tsuka_core.run.session import RunReport
 __all__ = ["print_records", "print_report"]
 
 
+def _from_env(report: RunReport) -> str:
+    """`` (from OPENAI_BASE_URL)`` when the run's server came from that variable, not --base-url."""
+    return " (from OPENAI_BASE_URL)" if report.base_url_from_env else ""
+
+
 def print_report(report: RunReport, store_path: Path, *, to_stderr: bool = False) -> None:
     """Print every level's summary, the recommendations, what was stored and what failed."""
     out = console(stderr=to_stderr)
-    lines: list[Text | str] = [
-        Text(f"backend {report.backend} at {report.provider}, suite {report.suite.path} ({report.suite.hash})", "dim")
-    ]
+    suite = report.suite.name or str(report.suite.path)
+    lines: list[Text | str] = [Text(f"backend {report.backend} at {report.provider}{_from_env(report)}, "
+                                    f"suite {suite} ({report.suite.hash})", "dim")]  # fmt: skip
     for swept in report.sweeps:
         for level in swept.levels:
             lines.append("")
-            lines.extend(level_summary(level))
+            lines.extend(level_summary(level, report.partial))
     lines.append("")
     # One print of every line: rich has a fixed cost per print call, and a run can have thousands of lines.
     out.print(*lines, sep="\n")

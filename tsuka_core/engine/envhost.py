@@ -30,6 +30,7 @@ import threading
 import time
 from typing import IO, Any, Literal
 
+from tsuka_core.errors import TsukaError
 from tsuka_core.judge.environment import EXECUTION_ERROR, ToolEnvironment
 
 __all__ = ["CALL_SECONDS", "MAX_RESULT_CHARS", "EnvironmentHost", "ToolEnvironmentError"]
@@ -52,7 +53,7 @@ IDLE_WORKERS = 16
 Which = Literal["model", "reference"]
 
 
-class ToolEnvironmentError(Exception):
+class ToolEnvironmentError(TsukaError):
     """The worker could not answer: it ran out of time or memory, died, or the environment could not be built."""
 
 

@@ -37,8 +37,14 @@ def unknown_model_lines(data: StoreData, model: str, suite: str) -> list[str]:
     close = close_names(model, known)
     if close:
         lines.append(f"no profile of {model!r} for suite {suite}; did you mean {', '.join(map(repr, close))}?")
-    elsewhere = [other.suite for other in data.by_suite() if other.suite != suite and model in _models(other)]
+    others = [other for other in data.by_suite() if other.suite != suite]
+    elsewhere = [other.suite for other in others if model in _models(other)]
     if elsewhere:
         lines.append(f"{model!r} has profiles for suite {', '.join(elsewhere)} only; choose it with --suite")
+    elif not close:
+        near = [(name, other.suite) for other in others for name in close_names(model, _models(other))]
+        if near:
+            named = ", ".join(f"{name!r} (suite {where})" for name, where in near[:3])
+            lines.append(f"no profile of {model!r} for suite {suite}; did you mean {named}?")
     lines.append(f"{model!r} is not profiled for suite {suite}: treated as small, the safe side")
     return lines

@@ -101,7 +101,12 @@ def _joined(runs: Sequence[tuple[str, StoredRun]], suite: Suite, *, replicas: bo
     seen = [index for _, _, (index, _n) in shards]
     if any(n != count for _, _, (_i, n) in shards) or seen != list(range(1, count + 1)):
         said = ", ".join(f"{index}/{n}" for _, _, (index, n) in shards)
-        raise UsageError(f"cannot merge shards {said}: give each shard 1/N to N/N of one measurement exactly once")
+        missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in seen]
+        twice = sorted({f"{i}/{count}" for i in seen if seen.count(i) > 1})
+        detail = "; ".join(part for part in (f"missing {', '.join(missing)}" if missing else "",
+                                            f"given twice {', '.join(twice)}" if twice else "") if part)  # fmt: skip
+        raise UsageError(f"cannot merge shards {said}{f' ({detail})' if detail else ''}: give each shard 1/N to N/N "
+                         "of one measurement exactly once")  # fmt: skip
     first_where, first, _ = shards[0]
     for where, run, _ in shards[1:]:
         difference = _difference(first, run, replicas=replicas)

@@ -111,6 +111,10 @@ class RunReport:
     write_error: str | None = None
     """Why the run stopped when the store or the history could not be written (a full disk, say): ``profiles``
     holds exactly what was stored before it."""
+    base_url_from_env: bool = False
+    """The server's URL came from ``OPENAI_BASE_URL`` (not ``--base-url``): the run's header says so."""
+    partial: str | None = None
+    """What picked part of the suite (``--limit 2``...): its levels give no tier; None for the whole suite."""
 
     @property
     def ok(self) -> bool:
@@ -146,6 +150,8 @@ async def run_benchmark(
             asked, options.history_path, options.cache_path, options.repeats, options.resume, observer.note
         )
         report = RunReport(backend.name, backend.provider, suite)
+        report.base_url_from_env = bool(getattr(asked, "base_url_from_env", False))
+        report.partial = options.selection.label()
         kept: list[ModelSweep] = []
         sweeping = False
         said = options.selection.note(suite)

@@ -60,6 +60,10 @@ class Selection:
         tail = "'tsuka merge' combines the shards' histories" if self.shard else "the whole suite is measured"
         return f"{said}: {held} of the suite's {len(suite.tests)} tests; no profile is stored until {tail}"
 
+    def label(self) -> str | None:
+        """What picks the tests (``--limit 2``, ``shard 1/3, --test tool_*``); None for the whole suite."""
+        return ", ".join(self._parts()) if self.partial else None
+
     def _parts(self) -> Sequence[str]:
         parts = [f"shard {self.shard}"] if self.shard else []
         parts += [f"--test {' '.join(self.names)}"] if self.names else []

@@ -1,0 +1,108 @@
+"""What a new user meets first: where the server came from, runs that give no tier, strict scripts, close names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from history_helpers import invoke
+from loopback import LoopbackServer
+from replies import Reply
+
+
+def _echo(body: dict[str, Any], n: int) -> Reply:
+    del n
+    return Reply.text(body["messages"][-1]["content"].removeprefix("Say ").rstrip("."))
+
+
+def _suite(folder: Path, categories: tuple[str, ...] = ("instruction", "json", "toolCalling")) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for index, category in enumerate(categories):
+        test = {"name": f"t{index}", "category": category, "prompt": f"Say t{index}.",
+                "checks": [{"type": "contains", "value": f"t{index}"}]}  # fmt: skip
+        (folder / f"{index:02d}.json").write_text(json.dumps(test), encoding="utf-8")
+    return folder
+
+
+def test_a_server_from_openai_base_url_is_said_in_the_header_and_in_a_connection_error(tmp_path: Path) -> None:
+    common = ("-e", "none", "--profiles", tmp_path / "p.json", "--history-db", tmp_path / "h.sqlite")
+    with LoopbackServer(_echo) as server:
+        done = invoke("run", "m1", "--suite", _suite(tmp_path / "s"), *common, env={"OPENAI_BASE_URL": server.base_url})
+    assert done.exit_code == 0, done.stderr
+    assert f"backend openai at {server.base_url} (from OPENAI_BASE_URL)" in done.stdout
+    dead = invoke("run", "all", "--retries", "0", *common, env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert dead.exit_code == 1
+    assert "cannot connect" in dead.stderr
+    assert "the base URL comes from OPENAI_BASE_URL: pass --base-url, or unset it" in dead.stderr
+    given = invoke("run", "all", "--retries", "0", "--base-url", "http://127.0.0.1:9/v1", *common)
+    assert "OPENAI_BASE_URL" not in given.stderr
+
+
+def test_the_header_names_a_registered_suite(tmp_path: Path) -> None:
+    with LoopbackServer(_echo) as server:
+        done = invoke("run", "m1", "--suite", "default", "--base-url", server.base_url, "-e", "none",
+                      "--profiles", tmp_path / "p.json", "--history-db", tmp_path / "h.sqlite")  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    assert ", suite default (" in done.stdout.splitlines()[0]
+
+
+def test_a_partial_run_and_a_suite_without_every_category_give_no_tier(tmp_path: Path) -> None:
+    history = tmp_path / "h.sqlite"
+    common = ("-e", "none", "--profiles", tmp_path / "p.json", "--history-db", history)
+    with LoopbackServer(_echo) as server:
+        partial = invoke("run", "m1", "--suite", _suite(tmp_path / "s"), "--base-url", server.base_url, "--limit", "2",
+                         *common)  # fmt: skip
+        tools_only = invoke("run", "m1", "--suite", _suite(tmp_path / "t", ("toolCalling",)),
+                            "--base-url", server.base_url, *common)  # fmt: skip
+        whole = invoke("run", "m1", "--suite", tmp_path / "s", "--base-url", server.base_url, *common)
+    assert "m1@none  tier none" in partial.stdout
+    assert "no tier: a partial run (--limit 2): a tier stands for the whole suite" in partial.stdout
+    shown = invoke("show", "1", "--history-db", history)
+    assert "tier none" in shown.stdout
+    assert "no tier: a partial run (--limit 2)" in shown.stdout
+    assert "no tier: the suite has no instruction or json tests: it measures toolCalling only" in tools_only.stdout
+    assert "m1@none  tier large" in whole.stdout
+    assert "no tier" not in whole.stdout
+
+
+def _store(path: Path, suite: str, model: str) -> Path:
+    from tsuka_core import load_suite
+
+    hashed = load_suite(suite).hash if suite == "default" else "feedbeef"
+    profile = {"model": model, "provider": "x", "tier": "large", "scores": {"instruction": 1, "json": 1,
+               "toolCalling": 1}, "tokensPerSecond": 10, "avgCompletionTokens": 5, "testedAt": "2026-12-01T00:00:00Z",
+               "benchmarkVersion": 6, "testsHash": hashed, "reasoningEffort": "none"}  # fmt: skip
+    key = "profiles" if suite == "default" else "suiteProfiles"
+    data: dict[str, Any] = {"profiles": {}, "recommendations": {}}
+    if suite == "default":
+        data["profiles"][f"{model}@none"] = profile
+        data["recommendations"][model] = "none"
+    else:
+        data[key] = {suite: {f"{model}@none": profile}}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_strict_makes_a_model_without_a_valid_profile_an_error(tmp_path: Path) -> None:
+    store = _store(tmp_path / "p.json", "default", "perfect")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"type": "function", "function": {"name": "ls", "parameters": {}}}]))
+    assert invoke("tier", "perfect", "--profiles", store).stdout == "large\n"
+    strict_ok = invoke("tier", "perfect", "--profiles", store, "--strict")
+    assert strict_ok.exit_code == 0, strict_ok.stderr
+    loose = invoke("tier", "perfekt", "--profiles", store)
+    assert (loose.exit_code, loose.stdout) == (0, "small\n")
+    strict = invoke("tier", "perfekt", "--profiles", store, "--strict")
+    assert (strict.exit_code, strict.stdout) == (4, "small\n")
+    assert "did you mean 'perfect'" in strict.stderr
+    gated = invoke("gate", "perfekt", "--tools", tools, "--profiles", store, "--strict")
+    assert gated.exit_code == 4
+    assert "tier small (unprofiled)" in gated.stdout
+
+
+def test_a_close_name_profiled_for_another_suite_is_suggested(tmp_path: Path) -> None:
+    store = _store(tmp_path / "p.json", "/somewhere/bfcl", "perfect")
+    said = invoke("tier", "perfekt", "--profiles", store)
+    assert said.stdout == "small\n"
+    assert "did you mean 'perfect' (suite /somewhere/bfcl)?" in said.stderr
