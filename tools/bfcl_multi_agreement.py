@@ -232,7 +232,6 @@ def bfcl_verdict(entry: Mapping[str, Any], answer: Mapping[str, Any], turns: lis
     """BFCL's verdict on the trajectory: each step decoded as its function-calling handler does, then its checker."""
     from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
     from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import is_empty_execute_response
-    from bfcl_eval.model_handler.utils import convert_to_function_call
 
     truth = answer["ground_truth"]
     if len(turns) != len(truth):
@@ -242,7 +241,7 @@ def bfcl_verdict(entry: Mapping[str, Any], answer: Mapping[str, Any], turns: lis
         steps = []
         for output in turn:
             try:
-                calls = convert_to_function_call(output)
+                calls = _decoded(output)
             except Exception:
                 continue
             if not is_empty_execute_response(calls):
@@ -250,6 +249,20 @@ def bfcl_verdict(entry: Mapping[str, Any], answer: Mapping[str, Any], turns: lis
         decoded.append(steps)
     result = multi_turn_checker(decoded, truth, dict(entry), category.name, model)
     return bool(result["valid"]), str(result.get("error_message", "valid"))[:300]
+
+
+def _decoded(output: Any) -> list[str]:
+    """A step's output as BFCL's function-calling handler decodes it for execution (``convert_to_function_call``
+    in ``bfcl_eval/model_handler/utils.py``, which cannot be imported without tree_sitter and tenacity): each
+    ``{name: arguments}`` becomes ``name(key=repr(value), ...)``, arguments given as text read as JSON; a text
+    output (no calls) raises, as there."""
+    items = [output] if isinstance(output, dict) else output
+    found = []
+    for item in items:
+        for name, arguments in item.items():  # a text has no .items(): AttributeError, as in BFCL
+            values = json.loads(arguments) if isinstance(arguments, str) else arguments
+            found.append(f"{name}({','.join(f'{k}={v!r}' for k, v in values.items())})")
+    return found
 
 
 # --- the table ------------------------------------------------------------------------------------------------------
