@@ -119,3 +119,24 @@ def test_tsuka_models_says_where_the_bundled_model_file_is() -> None:
     done = invoke("models")
     assert done.exit_code == 0, done.stderr
     assert f"note: {done.stdout.split()[0]} is the file {path}" in done.stderr
+
+
+def test_a_test_whose_only_json_check_is_a_plain_json_valid_gets_a_hint(tmp_path: Path) -> None:
+    folder = tmp_path / "s"
+    folder.mkdir()
+    loose = {
+        "name": "obj",
+        "category": "json",
+        "prompt": "Reply with a JSON object.",
+        "checks": [{"type": "json_valid"}],
+    }
+    strict = {"name": "obj2", "category": "json", "prompt": "Reply with a JSON object.",
+              "checks": [{"type": "json_valid", "whole": True}, {"type": "json_path_type", "path": "@",
+                                                                  "value": "object"}]}  # fmt: skip
+    (folder / "01.json").write_text(json.dumps(loose), encoding="utf-8")
+    (folder / "02.json").write_text(json.dumps(strict), encoding="utf-8")
+    done = invoke("validate", folder)
+    assert done.exit_code == 0, done.stderr
+    hints = [line for line in done.stderr.splitlines() if "holds JSON anywhere" in line]
+    assert len(hints) == 1, done.stderr
+    assert "01.json: checks[0] json_valid passes an answer that holds JSON anywhere" in hints[0]

@@ -58,6 +58,8 @@ class SlowServer:
 
     def __init__(self) -> None:
         self.seen: dict[str, tuple[float, float]] = {}
+        self.meet: threading.Barrier | None = None
+        """When set, each request waits (30 s at most) for the other to arrive: both in flight at once, or broken."""
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -67,6 +69,9 @@ class SlowServer:
             def do_GET(self) -> None:
                 """``/props`` (llama.cpp's, four slots) or ``/v1/models`` (``m1``), slowly."""
                 came = time.monotonic()
+                if server.meet is not None:
+                    with contextlib.suppress(threading.BrokenBarrierError):
+                        server.meet.wait(timeout=30)
                 time.sleep(SLOW)
                 if self.path == "/props":
                     body: dict[str, Any] = {"total_slots": 4, "build_info": "b1-slow"}
@@ -113,13 +118,13 @@ def prepared(base_url: str, models: list[str]) -> Any:
 
 
 def test_the_model_list_and_the_server_facts_are_asked_at_the_same_time(slow: SlowServer) -> None:
+    slow.meet = threading.Barrier(2)  # each answer waits until the other request has arrived: no clock involved
     found = prepared(slow.base_url, ["m1"])
 
     assert found.models == ["m1"]
     assert found.listed == {"m1"}
     assert found.facts["m1"].slots == 4
-    (props_came, props_went), (list_came, list_went) = slow.seen["/props"], slow.seen["/v1/models"]
-    assert max(props_came, list_came) < min(props_went, list_went)  # both were in flight together
+    assert not slow.meet.broken  # asked one after the other, the first would have waited 30 s and broken it
 
 
 def test_with_all_the_facts_are_asked_for_each_model_the_list_names(slow: SlowServer) -> None:
