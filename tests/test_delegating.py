@@ -10,6 +10,7 @@ import httpx
 
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, ServerFacts
 from tsuka_core.backends.delegating import CLASS_FACTS, DelegatingBackend, seen_as
+from tsuka_core.run.replicas import replica_set
 from tsuka_core.storage.cache import CachingBackend
 from tsuka_core.terms import Effort
 
@@ -91,3 +92,15 @@ def test_a_wrapper_answers_as_the_wrapped_backend_does() -> None:
     wrapper.add_note("the wrapper's own")
     assert sorted(wrapper.take_notes()) == ["inner said so", "the wrapper's own"]
     assert issubclass(seen_as(CachingBackend, Inner), CachingBackend)
+
+
+def test_the_replica_set_is_a_delegating_wrapper_answering_the_first_replicas_class_facts() -> None:
+    """With two URLs the set is checked as one server: its class says it lists every model, as the first's does."""
+    first, second = (Inner(BackendConfig(), httpx.AsyncClient()) for _ in range(2))
+    replicas = replica_set([first, second], None, lambda note: None)
+    assert isinstance(replicas, DelegatingBackend)
+    assert {f: getattr(type(replicas), f) for f in CLASS_FACTS} == {f: getattr(Inner, f) for f in CLASS_FACTS}
+    assert replicas.takes_unlisted("a.gguf")
+    assert not replicas.takes_unlisted("m2")
+    assert replicas.effort_params("low") == {"think": "low"}
+    assert replicas.secrets() == ("s3cret-value", "s3cret-value")

@@ -183,3 +183,23 @@ def test_a_replicas_own_notes_reach_the_run(tmp_path: Path) -> None:
     said = result.stdout + result.stderr
     assert result.exit_code == 0, said
     assert "no longer streamed" in said
+
+
+@pytest.mark.parametrize("urls", [1, 2, 3])
+def test_a_misspelt_model_is_refused_before_any_request_with_any_number_of_urls(tmp_path: Path, urls: int) -> None:
+    """The replicas are checked as one server is: the model must be among those listed, or exit 2 and nothing asked."""
+    suite = _suite(tmp_path / "suite")
+    ok = lambda body, n: Reply.text("ok")  # noqa: E731
+    servers = [LoopbackServer(ok) for _ in range(urls)]
+    for server in servers:
+        server.__enter__()
+    try:
+        options = [arg for server in servers for arg in ("--base-url", server.base_url)]
+        result = invoke("run", "m2", "-e", "none", "--suite", suite, "--profiles", tmp_path / "store.json", *options)
+        chats = sum(len(server.bodies) for server in servers)
+    finally:
+        for server in servers:
+            server.__exit__(None, None, None)
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "'m2' is not among the models" in result.stderr
+    assert chats == 0

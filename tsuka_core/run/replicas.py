@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, ServerFacts
+from tsuka_core.backends.delegating import DelegatingBackend, seen_as
 from tsuka_core.backends.http import StatusError
 from tsuka_core.engine.serverprep import DEFAULT_CONCURRENCY
 from tsuka_core.errors import RequestError
@@ -41,12 +42,16 @@ class _Replica:
         tally[2] += response.completion_tokens
 
 
-class ReplicaSet(Backend):
-    """The replicas of one endpoint as one backend: the first one's name, efforts and model list."""
+class ReplicaSet(DelegatingBackend):
+    """The replicas of one endpoint as one backend: the first one's class facts, efforts and model check.
+
+    What is not about spreading requests (effort parameters, the repeats note,
+    which unlisted models the server takes) the delegating base forwards to the
+    first replica, so the set is refused or accepted as one server would be.
+    """
 
     def __init__(self, replicas: Sequence[Backend], per_replica: int | None, note: Callable[[str], None]) -> None:
-        first = replicas[0]
-        super().__init__(first.config, first.client)
+        super().__init__(replicas[0])
         self._replicas = [_Replica(b, per_replica or 0) for b in replicas]
         self._per_replica = per_replica
         self._note = note
@@ -78,21 +83,13 @@ class ReplicaSet(Backend):
 
     def take_notes(self) -> list[str]:
         """Its own notes, then each replica's (a replica that stopped streaming, say), each once."""
-        notes = super().take_notes()
+        notes = Backend.take_notes(self)
         for replica in self._replicas:
             notes += replica.backend.take_notes()  # each names its replica's provider itself
         return notes
 
     def _alive(self) -> list[_Replica]:
         return [r for r in self._replicas if r.dropped is None]
-
-    def effort_params(self, effort: Effort) -> dict[str, Any]:
-        """The first replica's effort parameters."""
-        return self._replicas[0].backend.effort_params(effort)
-
-    def repeats_note(self) -> str | None:
-        """The first replica's note."""
-        return self._replicas[0].backend.repeats_note()
 
     async def effort_ignored(self, model: str) -> str | None:
         """The first serving replica's answer."""
@@ -183,8 +180,5 @@ class ReplicaSet(Backend):
 
 
 def replica_set(replicas: Sequence[Backend], per_replica: int | None, note: Callable[[str], None]) -> ReplicaSet:
-    """The replicas as one backend named like the first (so a profile records the backend the user chose)."""
-    first = replicas[0]
-    attributes = {"name": first.name, "applies_effort": first.applies_effort, "env_vars": first.env_vars}
-    cls = cast("type[ReplicaSet]", type("ReplicaSet", (ReplicaSet,), attributes))
-    return cls(replicas, per_replica, note)
+    """The replicas as one backend whose class answers as the first's (name, model check: what the user chose)."""
+    return seen_as(ReplicaSet, type(replicas[0]))(replicas, per_replica, note)
