@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +48,9 @@ def sent_settings(config: BackendConfig) -> dict[str, Any]:
 def level_record(level: LevelResult, tested_at: datetime | None = None, endpoint: str | None = None) -> LevelRecord:
     """The record of ``level``, complete or not; out-of-range figures left out (:func:`out_of_range` names them).
 
-    ``level.extra`` keys named like a record field are kept apart, under :data:`APART`; ``endpoint``, the
-    project file's endpoint that answered, leads the provider (``local http://127.0.0.1:8080/v1``).
+    ``tested_at`` replaces the moment the level was measured (``level.tested_at``); ``level.extra`` keys named
+    like a record field are kept apart, under :data:`APART`; ``endpoint``, the project file's endpoint that
+    answered, leads the provider (``local http://127.0.0.1:8080/v1``).
     """
     provider = level.provider or level.backend
     values: dict[str, Any] = {
@@ -58,7 +59,7 @@ def level_record(level: LevelResult, tested_at: datetime | None = None, endpoint
         "tier": level.tier,
         "scores": dict(all_categories(level.scores)),
         "tokensPerSecond": level.tokens_per_second,
-        "testedAt": format_tested_at(tested_at or datetime.now(UTC)),
+        "testedAt": format_tested_at(tested_at or level.tested_at),
         "benchmarkVersion": BENCHMARK_VERSION,
         "testsHash": level.suite_hash,
         "testResults": _test_results(level),

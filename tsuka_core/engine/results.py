@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
 
 from tsuka_core.backends.base import ChatResponse
@@ -203,6 +204,8 @@ class LevelResult:
     """What every request was sent with, as record fields (``sampling``, ``backendOptions``; ``engine.record``)."""
     confidence: Confidence | None = None
     """The bootstrap of the level's tests, set once by the sweep; None: not computed yet (see ``level_confidence``)."""
+    tested_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    """When the level was measured (scored): the one ``testedAt`` its record carries to the store and the history."""
 
     @property
     def per_test(self) -> list[RepeatedTest]:

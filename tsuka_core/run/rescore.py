@@ -15,7 +15,7 @@ import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -236,13 +236,14 @@ def store_rescored(
     moment = _tested_at(result.source)
     by_model: dict[str, list[LevelResult]] = {}
     endpoints: dict[str, str | None] = {}
-    for recorded, level in zip(result.source.levels, result.levels, strict=True):
+    for recorded, scored in zip(result.source.levels, result.levels, strict=True):
+        level = replace(scored, tested_at=moment)  # measured when the source run was: the store and history agree
         by_model.setdefault(recorded.name or level.model, []).append(level)
         endpoints[recorded.name or level.model] = recorded.endpoint
     for model, levels in by_model.items():
         if not all(level.complete for level in levels):
             raise ValueError(f"{model}: a level with errored tests cannot be stored")
-        profiles, recommendations = stored_profiles(levels, model, endpoints[model], moment)
+        profiles, recommendations = stored_profiles(levels, model, endpoints[model])
         result.profiles.update(profiles)
         result.recommendations.update(recommendations)
     try:
