@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tsuka_core.engine.confidence import BORDERLINE, Sample, bootstrap
+from tsuka_core.engine.confidence import BORDERLINE, Sample, bootstrap, interval
 from tsuka_core.judge.scoring import category_score, tier_for
 from tsuka_core.terms import CATEGORIES, Category
 
@@ -38,6 +38,16 @@ def test_each_interval_holds_the_measured_score_and_is_a_real_spread() -> None:
         assert 0.0 <= low <= measured[category] <= high <= 1.0, category
     assert result.intervals["json"][0] < result.intervals["json"][1]
     assert 0.0 < result.tier_confidence < 1.0
+
+
+def test_percentiles_that_miss_the_measured_score_are_widened_to_hold_it() -> None:
+    """The promise the docs make: the interval always holds the measured score, even when the draws all miss it."""
+    above = [0.6] * 10 + [0.7] * 20 + [0.9] * 10
+    assert interval(above, 0.25) == (0.25, 0.9)
+    assert interval([0.1] * 10 + [0.2] * 30, 0.8) == (0.1, 0.8)
+    assert interval([0.4] * 5, 0.9) == (0.4, 0.9)  # one value drawn every time: widened too
+    assert interval([], 0.3) == (0.3, 0.3)
+    assert interval(above, 0.7) == (0.6, 0.9)  # inside: the percentiles as they are
 
 
 def test_a_level_where_every_test_passes_is_certain() -> None:

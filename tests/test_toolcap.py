@@ -274,3 +274,13 @@ def test_a_tolerance_without_the_counts_it_was_measured_at_caps_at_the_safe_side
     shown = gate(store, tools=tools)
     assert kept(shown) == ["tool_0"]
     assert "without the toolCountScores it was measured from" in shown.stderr
+
+
+@pytest.mark.parametrize("offered", [3, 4, 5])
+def test_the_cap_holds_at_its_boundary_one_tool_over_is_one_hidden(tmp_path: Path, offered: int) -> None:
+    """A tolerance of 4: four tools pass whole, five lose exactly one (the comparison is ``> limit``, not later)."""
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(TEN[:offered]), encoding="utf-8")
+    store = write(tmp_path / "p.json", LARGE, {"m@none": toolcount_profile(tolerance=4)})
+    assert kept(gate(store, tools=path)) == [f"tool_{i}" for i in range(min(offered, 4))]
+    assert allowed_tools("m", TEN[:offered], profiles=store) == TEN[: min(offered, 4)]
