@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,11 @@ import pytest
 from history_helpers import invoke
 from loopback import LoopbackServer
 from replies import Reply
+
+import tsuka_core
+from tsuka_core import Answer, CheckType, NoParams, Outcome, RegisterCheckType, Registry
+from tsuka_core.plugins.manager import LoadedPlugin, discover
+from tsuka_core.suite.loading import load_suite
 
 
 def _echo(body: dict[str, Any], n: int) -> Reply:
@@ -140,3 +146,50 @@ def test_a_test_whose_only_json_check_is_a_plain_json_valid_gets_a_hint(tmp_path
     hints = [line for line in done.stderr.splitlines() if "holds JSON anywhere" in line]
     assert len(hints) == 1, done.stderr
     assert "01.json: checks[0] json_valid passes an answer that holds JSON anywhere" in hints[0]
+
+
+class _Hinting(CheckType[NoParams]):
+    """Pass always (a check type that advises its author)."""
+
+    name = "hinting"
+
+    def evaluate(self, answer: Answer) -> Outcome:
+        return Outcome.ok("fine")
+
+    def advice(self, others: Sequence[str]) -> str | None:
+        if "boom" in others:
+            raise RuntimeError("a plugin's own bug")
+        return None if "contains" in others else "hinting wants a contains check beside it"
+
+
+class _Boom(_Hinting):
+    """Pass always (a check type whose advice is broken)."""
+
+    name = "boom"
+
+    def advice(self, others: Sequence[str]) -> str | None:
+        raise RuntimeError("a plugin's own bug")
+
+
+class _HintPlugin:
+    @tsuka_core.hookimpl
+    def register_check_types(self, register: RegisterCheckType) -> None:
+        register(_Hinting)
+        register(_Boom)
+
+
+def test_a_plugin_check_type_gives_its_own_advice_and_the_core_names_none(tmp_path: Path) -> None:
+    """The hint comes from the check type (``CheckType.advice``), so a plugin's type can advise as json_valid does."""
+    registry = Registry.from_plugins([*discover(env=""), LoadedPlugin("main", "tsuka-hint", "1.0", _HintPlugin())])
+    folder = tmp_path / "s"
+    folder.mkdir()
+    tests = [
+        ("01", [{"type": "hinting"}]),
+        ("02", [{"type": "hinting"}, {"type": "contains", "value": "x"}]),
+        ("03", [{"type": "hinting"}, {"type": "boom"}]),  # advice that raises is no advice: the suite loads
+    ]
+    for name, checks in tests:
+        test = {"name": f"t{name}", "category": "instruction", "prompt": "Hi.", "checks": checks}
+        (folder / f"{name}.json").write_text(json.dumps(test), encoding="utf-8")
+    hints = [w for w in load_suite(folder, registry).warnings if "hinting wants" in w]
+    assert hints == ["01.json: checks[0] hinting wants a contains check beside it"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
@@ -96,6 +96,16 @@ class JsonValid(CheckType[ValidParams]):
         if self.params.whole and found.method != "strict" and not fenced_alone:
             return Outcome.fail(f"the answer holds more than the JSON ({found.method} {json_type_name(found.value)})")
         return Outcome.ok(f"{found.method} {json_type_name(found.value)}")
+
+    def advice(self, others: Sequence[str]) -> str | None:
+        """A plain json_valid beside no check of the JSON's shape passes JSON found anywhere: say how to ask more."""
+        if self.params.whole or self.params.as_written or self.params.ifeval:
+            return None
+        if any(name.startswith("json_path") for name in others):
+            return None
+        return ("json_valid passes an answer that holds JSON anywhere (an array inside code counts); to ask for an "
+                "answer that is a JSON object, add whole: true (or as_written: true) and "
+                '{"type": "json_path_type", "path": "@", "value": "object"}')  # fmt: skip
 
 
 def _as_ifeval(text: str) -> Outcome:

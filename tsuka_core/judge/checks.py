@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
@@ -162,6 +162,16 @@ class CheckType(Generic[P]):
     def evaluate(self, answer: Answer) -> Outcome:
         """Judge one answer."""
         raise NotImplementedError
+
+    def advice(self, others: Sequence[str]) -> str | None:
+        """A hint to the test's author that ``tsuka validate`` prints; None (the default) when there is nothing to say.
+
+        ``others`` are the type names of the test's other checks. A check whose
+        meaning is easy to mistake says so here (``json_valid`` passes JSON found
+        anywhere, unless paired with a check of the whole answer).
+        """
+        del others
+        return None
 
 
 ROLES = ("expects_call", "forbids_call", "counts_calls", "judges_arguments", "names_tool")

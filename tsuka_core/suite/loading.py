@@ -177,21 +177,20 @@ def load_suite(folder: Path | str | None = None, registry: Registry | None = Non
         f"{path}: no test in category {c!r}: it scores 0, so the tier cannot rise above small"
         for c in CATEGORIES
         if not any(t.category == c for t in tests)
-    ) + tuple(hint for test in tests if (hint := _loose_json_hint(test)) is not None)
+    ) + tuple(hint for test in tests if (hint := _advice(test)) is not None)
     name = suite_label(path, registry)
     return Suite(path, tuple(tests), digest.hexdigest()[:8], warnings, name, registry.scorecard_of(name))
 
 
-def _loose_json_hint(test: Test) -> str | None:
-    """A hint for a test whose only JSON check is a plain ``json_valid``: it passes JSON found anywhere."""
+def _advice(test: Test) -> str | None:
+    """The first hint a check of ``test`` gives its author (``CheckType.advice``), standing at the check's place."""
     checks = [c for step in test.steps for c in step.checks]
-    plain = next((c for c in checks if c.type == "json_valid" and not _strict_json(c.params)), None)
-    if plain is None or any(c.type.startswith("json_path") for c in checks):
-        return None
-    return (f"{test.file}: {plain.location} json_valid passes an answer that holds JSON anywhere (an array inside "
-            "code counts); to ask for an answer that is a JSON object, add whole: true (or as_written: true) and "
-            '{"type": "json_path_type", "path": "@", "value": "object"}')  # fmt: skip
-
-
-def _strict_json(params: object) -> bool:
-    return any(bool(getattr(params, name, False)) for name in ("whole", "as_written", "ifeval"))
+    for index, check in enumerate(checks):
+        others = [c.type for c in checks[:index] + checks[index + 1 :]]
+        try:
+            said = check.impl.advice(others)
+        except Exception:  # a plugin's hint that fails is no hint: the suite still loads
+            continue
+        if said:
+            return f"{test.file}: {check.location} {said}"
+    return None
