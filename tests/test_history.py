@@ -14,6 +14,7 @@ from answerers import by_model, perfect, tool_shy
 from history_helpers import history_of, invoke, rows
 from loopback import LoopbackServer, Reply
 
+from tsuka_core.engine.record import level_record
 from tsuka_core.errors import StoreError
 from tsuka_core.storage.history import (
     SCHEMA_VERSION,
@@ -274,8 +275,9 @@ def test_a_model_is_written_in_one_transaction(tmp_path: Path, monkeypatch: pyte
         real(*args)
 
     monkeypatch.setattr(recorder_module, "_write_level", failing_second)
+    results = _as_results(levels)
     with pytest.raises(StoreError, match="disk I/O error"):  # one line for the user, the transaction rolled back
-        recorder.record_levels(_as_results(levels))
+        recorder.record_levels(results, [level_record(level) for level in results])
 
     assert rows(db, "SELECT count(*) FROM levels WHERE run_id = ?", recorder.run_id)[0][0] == 0
     assert rows(db, "SELECT count(*) FROM levels WHERE run_id = 1")[0][0] == 2

@@ -103,3 +103,43 @@ def test_modules_are_small() -> None:
 def test_the_core_has_few_top_level_modules() -> None:
     top = sorted(p.name for p in (ROOT / "tsuka_core").glob("*.py"))
     assert len(top) <= MAX_TOP_LEVEL_MODULES, top
+
+
+def _documented_layers() -> list[tuple[str, ...]]:
+    """The layer box of docs/architecture.md, lowest first: each box's package (``engine/``) or leaf modules."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    box = text.split("## The layers", 1)[1].split("```", 2)[1]
+    cells: list[str] = []
+    for line in map(str.strip, box.splitlines()):
+        if line.startswith(("┌", "├")):
+            cells.append("")  # a border opens the next box
+        elif line.startswith("│") and cells:
+            cells[-1] += " " + line.strip("│")
+    rows = []
+    for cell in cells:
+        words = cell.split()
+        if words and words[0].endswith("/"):
+            rows.append((words[0].rstrip("/"),))
+        else:
+            rows.append(tuple(w.removesuffix(".py") for w in words if w.endswith(".py")))
+    return rows[::-1]
+
+
+def test_the_documented_layers_are_the_ones_held() -> None:
+    """docs/architecture.md's box lists the layers in the order this file holds, and every leaf module in its row."""
+    documented = _documented_layers()
+    held = [tuple(n for n in names if n != "__main__") for names in LAYERS]
+    assert documented[1:] == held[1:]
+    assert set(documented[0]) == set(held[0]), "the leaves row of the box names every leaf module"
+
+
+def test_storage_imports_only_the_engines_result_types() -> None:
+    """storage/ keeps and reads back: the records it writes are built above it (run/), never by engine logic here."""
+    wrong = [
+        f"{module} imports {target}"
+        for module, targets in _graph().items()
+        if module.startswith("tsuka_core.storage")
+        for target in targets
+        if target.startswith("tsuka_core.engine") and target != "tsuka_core.engine.results"
+    ]
+    assert not wrong, "\n".join(wrong)

@@ -59,7 +59,8 @@ def test_a_figure_out_of_range_is_left_out_and_named(changes: dict[str, Any], fi
 def test_a_level_with_an_absurd_rate_is_recorded_and_read_back_from_the_history(tmp_path: Path) -> None:
     history = tmp_path / "h.sqlite"
     recorder = RunRecorder(history, RunInfo("suite", "hash", "scripted", "scripted", ["m1"], ["none"], {}))
-    recorder.record_levels([_level(tokens_per_second=1e16, avg_completion_tokens=10**9)])
+    absurd = _level(tokens_per_second=1e16, avg_completion_tokens=10**9)
+    recorder.record_levels([absurd], [level_record(absurd)])
     recorder.finish("ok")
     (level,) = load_run(history, 1).levels
     assert level.tokens_per_second == 0

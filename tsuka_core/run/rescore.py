@@ -25,6 +25,7 @@ import httpx
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, ServerFacts
 from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.measured import with_effort_effective
+from tsuka_core.engine.record import level_record
 from tsuka_core.engine.results import LevelResult, TestResult
 from tsuka_core.engine.runner import run_test
 from tsuka_core.engine.sweep import level_result
@@ -289,8 +290,9 @@ def _record(
         for model, levels in by_model.items():
             stored = [level.effort for level in levels]
             recommended = result.recommendations.get(model)
+            records = [level_record(level, endpoint=endpoints[model]) for level in levels]
             recorder.record_levels(
-                levels, stored=stored, recommended=recommended, name=model, endpoint=endpoints[model]
+                levels, records, stored=stored, recommended=recommended, name=model, endpoint=endpoints[model]
             )
     except StoreError:
         with suppress(StoreError):  # a run left half written is marked so, never taken for a whole one

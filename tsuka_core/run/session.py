@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from tsuka_core.backends.base import Backend, BackendConfig, ServerFacts
+from tsuka_core.engine.record import level_record
 from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare
 from tsuka_core.engine.sweep import ModelSweep, QuietObserver, SweepObserver, sweep_models
 from tsuka_core.errors import StoreError
@@ -287,6 +288,7 @@ def _record_model(
     stored = [key.removeprefix(prefix) for key in report.profiles if key.startswith(prefix)]
     history.record_levels(
         swept.levels,
+        [level_record(level, endpoint=options.endpoint) for level in swept.levels],
         stored=stored,
         recommended=report.recommendations.get(name),
         notes=swept.notes,

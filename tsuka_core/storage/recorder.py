@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tsuka_core.engine.record import level_record
 from tsuka_core.engine.results import LevelResult, StepResult, TestResult
 from tsuka_core.masking import masked_options
+from tsuka_core.record.level import LevelRecord
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import dumps, now, transaction
 from tsuka_core.storage.owner import this_process
@@ -72,6 +72,7 @@ class RunRecorder:
     def record_levels(
         self,
         levels: Sequence[LevelResult],
+        records: Sequence[LevelRecord],
         *,
         stored: Sequence[str] = (),
         recommended: str | None = None,
@@ -80,7 +81,7 @@ class RunRecorder:
         name: str | None = None,
         endpoint: str | None = None,
     ) -> None:
-        """Write one model's levels, in one transaction.
+        """Write one model's levels with their records (``records[i]`` of ``levels[i]``), in one transaction.
 
         ``stored`` names the efforts written to the profile store, ``recommended``
         the effort recommended, ``cached`` the ``id()`` of answers served from the cache,
@@ -89,9 +90,9 @@ class RunRecorder:
         """
         where = Source(name, endpoint)
         with transaction(self.path) as db:
-            for level in levels:
+            for level, record in zip(levels, records, strict=True):
                 flags = (level.effort in stored, level.effort == recommended)
-                _write_level(db, self.run_id, level, flags, where, notes, cached)
+                _write_level(db, self.run_id, (level, record), flags, where, notes, cached)
 
     def finish(self, status: str) -> None:
         """Mark the run ended (``ok``, ``failed`` or ``interrupted``)."""
@@ -110,7 +111,7 @@ class Source:
 def _write_level(
     db: sqlite3.Connection,
     run_id: int,
-    level: LevelResult,
+    measured: tuple[LevelResult, LevelRecord],
     flags: tuple[bool, bool],
     where: Source,
     notes: Sequence[str],
@@ -118,7 +119,7 @@ def _write_level(
 ) -> None:
     """One level row (``flags``: stored, recommended), then its tests; the figures as its record bounds them."""
     stored, recommended = flags
-    record = level_record(level, endpoint=where.endpoint)
+    level, record = measured
     cursor = db.execute(
         "INSERT INTO levels (run_id, model, effort, effort_applied, complete, tier, scores, tokens_per_second,"
         " avg_completion_tokens, usage_estimated, stored, recommended, extra, notes, repeats, name, endpoint,"
