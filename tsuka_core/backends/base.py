@@ -220,8 +220,8 @@ class Backend:
     """True when :meth:`list_models` names every model the backend answers for, so that a name it does not
     list is refused before any request (a server that answers any name with its one model is caught)."""
     streams: ClassVar[bool] = False
-    """True when the backend can stream answers, and so time their first and last tokens where the server
-    reports no timings of its own (see docs/measurement.md); False keeps each answer's wall time."""
+    """Deprecated in 0.3.0, removed in 0.4.0: read by nothing. Each answer's ``speed_source`` (``stream``,
+    ``server`` or wall time) says how it was timed (docs/measurement.md)."""
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         self.config = config
