@@ -62,3 +62,25 @@ def test_the_plain_lines_say_how_long_the_rest_of_the_level_should_take() -> Non
     assert eta(90.0, 3, 8) == ", ~2m30s left"
     assert eta(0.0, 0, 5) == ""
     assert eta(5.0, 5, 5) == ""  # the level is done
+
+
+def test_a_silent_stretch_is_said_so_a_slow_level_never_looks_hung(capsys: pytest.CaptureFixture[str]) -> None:
+    """No answer for a while: plain progress says which level is still running and for how long without one."""
+    import threading
+
+    from tsuka_core.cli import progress as module
+
+    with module.PlainProgress(quiet_after=0.05) as progress:
+        progress.level_started("m1", "none", True, 3)
+        seen = threading.Event()
+        for _ in range(400):  # up to 4 s of a loaded machine's slowness; it usually takes 0.05 s
+            if "still running" in capsys.readouterr().err:
+                seen.set()
+                break
+            threading.Event().wait(0.01)
+    assert seen.is_set()
+    with module.PlainProgress(quiet_after=0.05) as done:
+        done.level_started("m1", "none", True, 1)
+        done.totals["m1@none"] = 0  # every level finished: nothing is still running
+        threading.Event().wait(0.3)
+    assert "still running" not in capsys.readouterr().err

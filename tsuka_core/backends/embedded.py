@@ -22,7 +22,8 @@ model's own when it renders tools, else tsuka's ChatML tool template (see
 Sampling is pinned so a run can be repeated: temperature 0 (greedy, top-k 1),
 seed 42, repeat penalty 1.0. ``--temperature`` and ``--seed`` override, as do
 the options ``repeat_penalty``, ``n_ctx`` (context per sequence, default
-4096), ``threads`` (default: every core this process may run on) and
+4096), ``threads`` (default: the cores other programs leave free when the model
+loads, :mod:`tsuka_core.backends.cpu`; said in the run, recorded as ``compute``) and
 ``parallel`` (sequences decoded together, default 4, the default of ``-j``).
 Every prompt is evaluated whole (llama.cpp's prompt cache is off), so an
 answer never depends on what an earlier request left behind. Answers stop at
@@ -43,8 +44,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, check_options, run_seed
+from tsuka_core.backends.cpu import ThreadChoice, choose_threads, usable_cores
 from tsuka_core.backends.embedded_model import Sampling
 from tsuka_core.backends.llama_runtime import Timings
+from tsuka_core.backends.native_calls import in_daemon
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.terms import Effort
 
@@ -81,7 +84,7 @@ OPTIONS: Mapping[str, str] = {
     "n_ctx": "context per sequence, in tokens (default 4096)",
     "parallel": "sequences decoded together (default 4, the default of -j)",
     "repeat_penalty": "llama.cpp's repeat penalty (default 1.0)",
-    "threads": "llama.cpp threads (default: every core this process may run on)",
+    "threads": "llama.cpp threads (default: the cores other programs leave free when the model loads)",
 }
 """The ``--option KEY=VALUE`` keys this backend reads, each with what it sets."""
 
@@ -91,8 +94,8 @@ BUSY_HINT_SECONDS = 10.0
 
 
 def default_threads() -> int:
-    """llama.cpp threads unless ``--option threads=N``: the cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """The cores this process may run on (the most threads a model is given unless ``--option threads=N``)."""
+    return usable_cores()
 
 
 def bundled_model_path() -> Path | None:
@@ -162,7 +165,8 @@ class EmbeddedBackend(Backend):
             repeat_penalty=_number_option(config.options, "repeat_penalty", 1.0, float),
         )
         self.n_ctx = _number_option(config.options, "n_ctx", 4096, int) or 4096
-        self.threads = _number_option(config.options, "threads", 0, int) or default_threads()
+        self.threads = _number_option(config.options, "threads", 0, int)
+        """``--option threads=N``; 0: chosen for each model as it loads (``backends.cpu.choose_threads``)."""
         self.parallel = _number_option(config.options, "parallel", DEFAULT_PARALLEL, int) or DEFAULT_PARALLEL
         self._models: dict[Path, _Slot] = {}
         self._models_lock = threading.Lock()
@@ -170,6 +174,8 @@ class EmbeddedBackend(Backend):
         self._in_flight: Any = None  # an asyncio.Semaphore of ``parallel``, made on the run's event loop
         self.timings = Timings()
         """llama.cpp's own prompt and generation timings, summed over every answer."""
+        self._most_threads = 1
+        self._hinted = False
 
     def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
         """What profiles store beside the scores: the sampling and token limit every request used, the template."""
@@ -177,20 +183,21 @@ class EmbeddedBackend(Backend):
         extra: dict[str, Any] = {
             "sampling": {**self.sampling.record(), "maxTokens": self.config.max_tokens or DEFAULT_MAX_TOKENS}
         }
-        template = self._template_of(model)
-        if template is not None:
-            extra["chatTemplate"] = template
+        slot = self._slot_of(model)
+        if slot is not None and slot.model is not None:
+            extra["chatTemplate"] = slot.model.template
+        if slot is not None and slot.threads is not None:
+            extra["compute"] = slot.threads.record()
         return extra
 
-    def _template_of(self, model: str) -> str | None:
-        """The chat template ``model`` was served with, when it is loaded (None for a model not found)."""
+    def _slot_of(self, model: str) -> _Slot | None:
+        """The slot of ``model``'s file, once it was asked to load (None for a model not found or not loaded)."""
         try:
             path = self.model_file(model).resolve()
         except BackendError:
             return None
         with self._models_lock:
-            slot = self._models.get(path)
-        return slot.model.template if slot is not None and slot.model is not None else None
+            return self._models.get(path)
 
     def models(self) -> dict[str, Path]:
         """Every model found, by name; raises :class:`~tsuka_core.BackendError` when there is none."""
@@ -280,7 +287,7 @@ class EmbeddedBackend(Backend):
         cancel = threading.Event()
         async with self._in_flight:
             try:
-                result, duration = await asyncio.to_thread(self._generate, path, body, cancel)
+                result, duration = await in_daemon(self._generate, path, body, cancel)
             except asyncio.CancelledError:
                 cancel.set()
                 raise
@@ -291,8 +298,9 @@ class EmbeddedBackend(Backend):
         return parse_completion(JsonReply(result, 200, duration, 1), label, body["max_tokens"])
 
     def _hint_if_busy(self, duration: float) -> None:
-        """Once: when answers are slow while the machine is busier than its cores, say what may help."""
-        if self.__dict__.get("_hinted") or duration < BUSY_HINT_SECONDS or self.threads <= 1:
+        """Once: when answers are slow while the machine is busier than its cores (it became busy after the model
+        loaded, or ``--option threads`` asked for many), say what may help."""
+        if self._hinted or duration < BUSY_HINT_SECONDS or self._most_threads <= 1:
             return
         load, cores = os.getloadavg()[0], default_threads()
         if load <= cores:
@@ -323,8 +331,11 @@ class EmbeddedBackend(Backend):
             if slot.failure is not None:
                 raise slot.failure
             if slot.model is None:
+                slot.threads = choose_threads(self.threads)
+                self._most_threads = max(self._most_threads, slot.threads.threads)
+                self.add_note(slot.threads.said())
                 try:
-                    slot.model = LoadedModel(path, self.n_ctx, self.parallel, self.threads, self.sampling)
+                    slot.model = LoadedModel(path, self.n_ctx, self.parallel, slot.threads.threads, self.sampling)
                 except BackendError as error:
                     slot.failure = error
                     raise
@@ -355,6 +366,8 @@ class _Slot:
     lock: threading.Lock
     model: LoadedModel | None = None
     failure: BackendError | None = None
+    threads: ThreadChoice | None = None
+    """The threads it was loaded with, and why."""
 
 
 def _raise_error(label: str, result: Mapping[str, Any]) -> None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
+from contextlib import suppress
 from typing import Any
 
 import click
@@ -128,4 +131,24 @@ def _short_help(name: str, limit: int) -> str:
 
 def main() -> None:
     """Run the ``tsuka`` command."""
-    cli(prog_name="tsuka")
+    try:
+        cli(prog_name="tsuka")
+    except SystemExit as exc:
+        _end_now_if_native_work_runs(exc.code)
+        raise
+
+
+def _end_now_if_native_work_runs(code: object) -> None:
+    """Exit with ``code`` at once, without the interpreter's teardown, while llama.cpp still generates (Ctrl-C).
+
+    Everything the command keeps is written by now; waiting would only let each
+    generation reach its next token (seconds on a busy machine), and tearing the
+    interpreter down under it is not safe.
+    """
+    calls = sys.modules.get("tsuka_core.backends.native_calls")
+    if calls is None or not calls.running():
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(Exception):
+            stream.flush()
+    os._exit(code if isinstance(code, int) else (0 if code is None else 1))

@@ -28,9 +28,9 @@ __all__ = ["APART", "NOT_REPORTED", "level_record", "out_of_range", "sent_settin
 APART = "backendExtra"
 """Where a backend's extra fields that bear the name of a record field are kept, never replacing it."""
 
-FROM_BACKEND = ("sampling", "rescoredFrom", "chatTemplate")
+FROM_BACKEND = ("sampling", "rescoredFrom", "chatTemplate", "compute")
 """Record fields a backend's ``profile_extra`` gives: the sampling it sent, the run a replay answers from, the
-chat template an in-process model was rendered with."""
+chat template an in-process model was rendered with and the threads it computed with."""
 
 NOT_REPORTED: Mapping[str, Any] = {"tokensPerSecond": 0, "avgCompletionTokens": 0}
 """What a field TSUKA requires holds when the figure measured was out of range: 0, its "not reported"."""

@@ -171,9 +171,13 @@ class _Sweeper:
 
         runs = [one(test, repeat) for test in self.suite.tests for repeat in range(1, self.repeats + 1)]
         tests = await all_or_none(runs)  # a refused effort (or a cancel) ends the level: no run may still go out
+        self._say_notes(model)
+        return self._scored(model, effort, tests)
+
+    def _say_notes(self, model: str) -> None:
+        """Say what the backend noted (the threads a model loaded with, a template it lacks) as soon as known."""
         for note in self.backend.take_notes():
             self.observer.note(f"{model}: {note}")
-        return self._scored(model, effort, tests)
 
     def _scored(self, model: str, effort: Effort | None, tests: Sequence[TestResult]) -> LevelResult:
         """The level of ``model`` at ``effort`` (None: not applied, stored as none) from its tests' results."""
@@ -200,6 +204,7 @@ class _Sweeper:
             note = f"{model}: backend {self.backend.name!r} cannot apply efforts; measured once, stored as none"
             return await self._once(swept, note)
         ignored = await self._effort_ignored(model)
+        self._say_notes(model)
         if ignored:
             return await self._once(swept, f"{model}: {ignored}; measured once without it, as none")
         rejected: list[EffortRejected] = []

@@ -149,6 +149,11 @@ class LevelRecord(Lenient):
     template renders no tools), or ``model, tools: chatml-tools.jinja`` (its own, but tool requests in tsuka's
     ChatML tool template). Served by llama-server with its own template, such a model gets llama.cpp's generic
     tool handling instead, and its ``toolCalling`` score can differ; the run says so."""
+    compute: dict[str, Any] | None = None
+    """Present for a model run in-process (``embedded``): the CPU threads it computed with and why: ``threads``,
+    ``cores`` (those the process may run on), ``busyCores`` (kept busy by other programs when the model loaded),
+    ``load`` (the one-minute load average then), ``chosenBy`` (``free cores``, or ``option`` for ``--option
+    threads=N``). Speed depends on them; the answers do not."""
     backend_options: dict[str, Any] | None = None
     """Present when ``--option`` (or a project file's ``options``) set any: the backend options, ``stream``
     among them, with every secret value masked."""
