@@ -430,3 +430,26 @@ def test_a_backend_that_declares_no_options_takes_none() -> None:
     check_options(Undeclared, {})
     with pytest.raises(tsuka_core.BackendError, match=r"declares no options .* no --option \(given: 'strem'\)"):
         check_options(Undeclared, {"strem": "off"})
+
+
+def test_a_misspelt_role_is_a_note_naming_the_roles_and_roles_of_another_kind_are_refused() -> None:
+    """Roles are a checked vocabulary: an unknown name registers with a warning kept as a note, a str is refused."""
+
+    class Misspelt:
+        @tsuka_core.hookimpl
+        def register_check_types(self, register: RegisterCheckType) -> None:
+            register(type("Calls", (SentenceCount,), {"name": "calls_x", "roles": frozenset({"expect_call"})}))
+
+    registry = Registry.from_plugins([loaded(Misspelt(), "tsuka-roles")])
+    assert "calls_x" in registry.check_types  # it still registers
+    (note,) = [n for n in registry.notes if "unknown role" in n]
+    assert "'expect_call' (did you mean 'expects_call'?)" in note
+    assert "the roles are: expects_call, forbids_call, counts_calls, judges_arguments, names_tool" in note
+
+    class AString:
+        @tsuka_core.hookimpl
+        def register_check_types(self, register: RegisterCheckType) -> None:
+            register(type("Calls", (SentenceCount,), {"name": "calls_y", "roles": "expects_call"}))
+
+    with pytest.raises(PluginError, match=r"roles 'expects_call': roles are a frozenset of names"):
+        Registry.from_plugins([loaded(AString(), "tsuka-roles")])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from os import PathLike
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import pluggy
 
 from tsuka_core.errors import PluginError
+from tsuka_core.judge.checks import ROLES
 from tsuka_core.plugins.manager import LOAD_ENV, FailedPlugin, LoadedPlugin, discover, new_plugin_manager, said
 
 if TYPE_CHECKING:
@@ -129,7 +132,13 @@ class Registry:
                 )
             self.suites[name] = RegisteredSuite(Path(folder), plugin)
 
-        pm.subset_hook_caller("register_check_types", others)(register=adder("check type", self.check_types))
+        add_check_type = adder("check type", self.check_types)
+
+        def register_check_type(cls: Any) -> None:
+            add_check_type(cls)
+            _check_roles(plugin, cls)
+
+        pm.subset_hook_caller("register_check_types", others)(register=register_check_type)
         pm.subset_hook_caller("register_backends", others)(register=adder("backend", self.backends))
         pm.subset_hook_caller("register_suites", others)(register=register_suite)
         pm.subset_hook_caller("register_scorecards", others)(register=adder("scorecard", self.scorecards))
@@ -172,6 +181,28 @@ class Registry:
         found += [f"scorecard {n}" for n, r in self.scorecards.items() if r.plugin is plugin]
         found += [f"tool environment {n}" for n, r in self.environments.items() if r.plugin is plugin]
         return found
+
+
+def _check_roles(plugin: LoadedPlugin, cls: Any) -> None:
+    """A check type's ``roles`` are names from :data:`ROLES`: another kind is refused, an unknown name warned of."""
+    roles = getattr(cls, "roles", None)
+    if roles is None:
+        return
+    if not isinstance(roles, frozenset | set) or not all(isinstance(r, str) for r in roles):
+        raise PluginError(
+            f"{plugin.key} registered check type {cls.name!r} with roles {roles!r}: roles are a frozenset of names "
+            f"({', '.join(ROLES)})"
+        )
+    unknown = sorted(set(roles) - set(ROLES))
+    if unknown:
+        close = [m for name in unknown for m in difflib.get_close_matches(name, ROLES, n=1)]
+        hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+        warnings.warn(
+            f"check type {cls.name!r} declares unknown role(s) {', '.join(map(repr, unknown))}{hint}, which mean "
+            f"nothing to the engine; the roles are: {', '.join(ROLES)}",
+            UserWarning,
+            stacklevel=2,
+        )
 
 
 _cached: Registry | None = None
