@@ -12,9 +12,10 @@ from answerers import perfect
 from history_helpers import invoke
 from loopback import LoopbackServer
 
-from tsuka_core.backends.base import BackendConfig
+from tsuka_core.backends.base import BackendConfig, ChatResponse
+from tsuka_core.engine import results
 from tsuka_core.engine.record import level_record, out_of_range
-from tsuka_core.engine.results import LevelResult
+from tsuka_core.engine.results import LevelResult, StepResult
 from tsuka_core.engine.sweep import level_result
 from tsuka_core.record import LevelRecord
 from tsuka_core.storage.history_query import load_run
@@ -121,3 +122,25 @@ def test_compare_reads_a_levels_settings_from_its_record_the_chat_template_among
         "temperature 0 → 0.7",
         "topK 1 → 40",
     ]
+
+
+def _answered(limits: list[int | None]) -> tuple[results.TestResult, ...]:
+    """One test result per limit, each with one step answered by a request that sent that token limit."""
+    test = load_suite("default").tests[0]
+    steps = [(StepResult(0, True, (), response=ChatResponse(text="ok", token_limit=limit)),) for limit in limits]
+    return tuple(results.TestResult(test, "ok", 1.0, answered) for answered in steps)
+
+
+def test_the_token_limit_a_plugin_backend_sent_is_recorded_by_the_engine() -> None:
+    """No --max-tokens: the limit every answer says its request sent is the record's maxTokens, whatever the
+    backend (a plugin backend need not copy a convention into profile_extra)."""
+    backend = ScriptedBackend({}, BackendConfig())
+    suite = load_suite("default")
+    sent = level_result(backend, suite, "m1", "none", True, _answered([777, 777]))
+    assert level_record(sent).stored()["sampling"] == {"maxTokens": 777}
+    mixed = level_result(backend, suite, "m1", "none", True, _answered([777, 512]))
+    assert "maxTokens" not in (level_record(mixed).stored().get("sampling") or {})  # no one limit: none claimed
+    unknown = level_result(backend, suite, "m1", "none", True, _answered([None]))
+    assert "maxTokens" not in (level_record(unknown).stored().get("sampling") or {})
+    given = level_result(ScriptedBackend({}, BackendConfig(max_tokens=64)), suite, "m1", "none", True, _answered([777]))
+    assert level_record(given).stored()["sampling"] == {"maxTokens": 64}  # the user's setting is what was asked

@@ -9,21 +9,21 @@ server's timings, say) is left out of the record as "not reported", and
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from tsuka_core.backends.base import BackendConfig
 from tsuka_core.engine.confidence import level_confidence
-from tsuka_core.engine.results import LevelResult
+from tsuka_core.engine.results import LevelResult, TestResult
 from tsuka_core.judge.scoring import all_categories
 from tsuka_core.masking import masked_options
 from tsuka_core.record.level import BENCHMARK_VERSION, LevelRecord
 from tsuka_core.suite.identity import suite_label
 from tsuka_core.timestamps import format_tested_at
 
-__all__ = ["APART", "NOT_REPORTED", "level_record", "out_of_range", "sent_settings"]
+__all__ = ["APART", "NOT_REPORTED", "level_record", "out_of_range", "sent_limit", "sent_settings"]
 
 APART = "backendExtra"
 """Where a backend's extra fields that bear the name of a record field are kept, never replacing it."""
@@ -36,13 +36,25 @@ NOT_REPORTED: Mapping[str, Any] = {"tokensPerSecond": 0, "avgCompletionTokens": 
 """What a field TSUKA requires holds when the figure measured was out of range: 0, its "not reported"."""
 
 
-def sent_settings(config: BackendConfig) -> dict[str, Any]:
-    """The record fields every backend's requests were sent with: ``sampling`` set by the user, ``backendOptions``."""
-    sampling = {"maxTokens": config.max_tokens, "temperature": config.temperature, "seed": config.seed}
+def sent_settings(config: BackendConfig, tests: Sequence[TestResult] = ()) -> dict[str, Any]:
+    """The record fields every backend's requests were sent with: ``sampling`` set by the user, ``backendOptions``.
+
+    Without ``--max-tokens``, ``maxTokens`` is the limit the answers say their requests sent
+    (``ChatResponse.token_limit``) when they all sent the same one: recorded by the engine, whatever the backend.
+    """
+    sent = sent_limit(tests)
+    limit = config.max_tokens if config.max_tokens is not None else sent
+    sampling = {"maxTokens": limit, "temperature": config.temperature, "seed": config.seed}
     fields: dict[str, Any] = {"sampling": {k: v for k, v in sampling.items() if v is not None}}
     if config.options:
         fields["backendOptions"] = masked_options(config.options)
     return fields
+
+
+def sent_limit(tests: Sequence[TestResult]) -> int | None:
+    """The completion token limit every answered request of ``tests`` sent, when they agree; else None."""
+    limits = {s.response.token_limit for t in tests for s in t.steps if s.response is not None}
+    return next(iter(limits)) if len(limits) == 1 else None
 
 
 def level_record(level: LevelResult, tested_at: datetime | None = None, endpoint: str | None = None) -> LevelRecord:

@@ -111,7 +111,7 @@ def level_result(
         | reliability_fields(per_test)
         | toolcount_fields(per_test)
         | scorecard_fields(suite, tests),
-        settings=sent_settings(backend.config),
+        settings=sent_settings(backend.config, tests),
     )
 
 
