@@ -14,3 +14,4 @@ if str(TOOLS) not in sys.path:
 checksdoc: ModuleType = importlib.import_module("checksdoc")
 clidoc: ModuleType = importlib.import_module("clidoc")
 profiledoc: ModuleType = importlib.import_module("profiledoc")
+mutation: ModuleType = importlib.import_module("mutation")

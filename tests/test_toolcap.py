@@ -284,3 +284,73 @@ def test_the_cap_holds_at_its_boundary_one_tool_over_is_one_hidden(tmp_path: Pat
     store = write(tmp_path / "p.json", LARGE, {"m@none": toolcount_profile(tolerance=4)})
     assert kept(gate(store, tools=path)) == [f"tool_{i}" for i in range(min(offered, 4))]
     assert allowed_tools("m", TEN[:offered], profiles=store) == TEN[: min(offered, 4)]
+    notes = _gated(store, TEN[:offered]).notes
+    assert notes == (("m@none keeps at most 4 tools (its toolCountTolerance): 1 hidden in all",) if offered > 4 else ())
+
+
+def _gated(store: Path, tools: list[dict[str, Any]], floor: str | None = None) -> Any:
+    from tsuka_core.gating.allowlist import gate_tools
+    from tsuka_core.storage.store import ProfileStore
+    from tsuka_core.suite.identity import SuiteHashes
+
+    return gate_tools(tools, "m", ProfileStore(store), SuiteHashes(), floor=floor)  # type: ignore[arg-type]
+
+
+def test_tools_over_the_tolerance_are_hidden_lowest_tier_kept_first_each_with_its_reason(tmp_path: Path) -> None:
+    """Tolerance 2 over a large model: the two tools needing the lowest tier stay (then in order); each one dropped
+    is hidden saying it is over the tolerance, and its decision says so (what --explain prints)."""
+    tiers = ["large", "small", "medium", "small", "large"]
+    offered = [{**tool, "requiredTier": tier} for tool, tier in zip(TEN, tiers, strict=False)]
+    store = write(tmp_path / "p.json", LARGE, {"m@none": toolcount_profile(tolerance=2)})
+    result = _gated(store, offered)
+    assert [t["function"]["name"] for t in result.visible] == ["tool_1", "tool_3"]
+    assert [(h.name, h.required_tier) for h in result.hidden] == [("tool_0", "large"), ("tool_2", "medium"),
+                                                                  ("tool_4", "large")]  # fmt: skip
+    assert all(h.reason == f"{h.name} is over m@none's tool-count tolerance of 2" for h in result.hidden)
+    assert result.notes == ("m@none keeps at most 2 tools (its toolCountTolerance): 3 hidden in all",)
+    assert [(d.name, d.visible, d.over_tolerance) for d in result.decisions] == [
+        ("tool_0", False, True), ("tool_1", True, False), ("tool_2", False, True), ("tool_3", True, False),
+        ("tool_4", False, True),
+    ]  # fmt: skip
+    shown = gate(store, "--explain", tools=_written(tmp_path, offered))
+    assert "drop tool_0: needs large (requiredTier field)" in shown.stderr
+    assert "over the tool-count tolerance (m@none keeps at most 2 tools)" in shown.stderr
+    assert "keep tool_1: needs small" in shown.stderr
+
+
+def test_a_model_at_its_floor_is_judged_tool_by_tool_not_as_below_it(tmp_path: Path) -> None:
+    """The floor hides every tool only below it: a medium model at floor medium loses a large tool for its tier."""
+    offered = [{**TEN[0], "requiredTier": "medium"}, {**TEN[1], "requiredTier": "large"}]
+    store = write(tmp_path / "p.json", {"m@none": profile("m", "none", "medium")}, None)
+    result = _gated(store, offered, floor="medium")
+    assert [t["function"]["name"] for t in result.visible] == ["tool_0"]
+    (hidden,) = result.hidden
+    assert hidden.reason == "tool_1 needs tier large; m@none is medium"
+    assert not any("below the floor" in note for note in result.notes)
+    below = _gated(store, offered, floor="large")
+    assert [(h.name, h.required_tier, h.reason) for h in below.hidden] == [
+        ("tool_0", "large", "tool_0: m@none is below the floor large (medium)"),
+        ("tool_1", "large", "tool_1: m@none is below the floor large (medium)"),
+    ]
+
+
+def _written(folder: Path, tools: list[dict[str, Any]]) -> Path:
+    path = folder / "offered.json"
+    path.write_text(json.dumps(tools), encoding="utf-8")
+    return path
+
+
+def test_a_model_whose_name_holds_an_at_sign_is_capped_by_its_own_toolcount_profile(tmp_path: Path) -> None:
+    """``org/m@v2@none``: the model is everything before the last ``@`` (a cap read for another name fails open)."""
+    name = "org/m@v2"
+    measured = toolcount_profile(tolerance=1) | {"model": name}
+    store = tmp_path / "p.json"
+    store.write_text(json.dumps({"profiles": {f"{name}@none": profile(name, "none", "large")},
+                                 "recommendations": {name: "none"},
+                                 "suiteProfiles": {"toolcount": {f"{name}@none": measured}},
+                                 "suiteRecommendations": {"toolcount": {name: "none"}}}), encoding="utf-8")  # fmt: skip
+    assert allowed_tools(name, TEN, profiles=store) == TEN[:1]
+    shown = CliRunner(env={"TSUKA_PROFILES": None}).invoke(
+        cli, ["gate", name, "--tools", str(_written(tmp_path, TEN)), "--profiles", str(store), "--explain"]
+    )
+    assert "tool-count cap: 1 (its toolCountTolerance" in shown.stderr, shown.stderr
