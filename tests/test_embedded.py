@@ -519,7 +519,9 @@ def test_smollm2_is_served_with_the_packaged_tool_template(smol: tuple[EmbeddedB
     prompt = loaded.server_for(True).render(body)
     assert "find_user(name: string) -> Find a user's id from their full name." in prompt
     assert prompt.endswith(f"<|im_start|>user\n{ASK_ID}<|im_end|>\n<|im_start|>assistant\n")
-    assert '<|im_start|>assistant\n<tool_call>{"name": "find_user", "arguments": {"name": "abc"}}</tool_call>' in prompt
+    example = '<|im_start|>assistant\n<tool_call>{"name": "lookup", "arguments": {"word": "cat"}}</tool_call>'
+    assert example in prompt  # the example calls a tool that is not offered, never the one under test
+    assert '{"name": "find_user"' not in prompt
 
 
 @pytest.mark.model
@@ -673,3 +675,15 @@ def test_llama_cpp_timings_are_summed_and_malformed_ones_ignored() -> None:
     for bad in (None, {"prompt_n": 1}, {"prompt_n": "x", "prompt_ms": 1, "predicted_n": 1, "predicted_ms": 1}):
         timings.add(bad)
     assert timings == Timings(requests=2, prompt_n=11, prompt_ms=22.5, predicted_n=7, predicted_ms=60.0)
+
+
+def test_the_tool_templates_example_never_calls_an_offered_tool() -> None:
+    """A test offering a tool named like the example's own gets another example name (rendered with Jinja alone)."""
+    jinja2 = pytest.importorskip("jinja2")
+    template = jinja2.Environment().from_string(embedded_model.tool_template())
+    lookup = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}
+    for tools, example in (([FIND_USER], "lookup"), ([FIND_USER, lookup], "example_lookup")):
+        prompt = template.render(messages=[{"role": "user", "content": "Hi"}], tools=tools, add_generation_prompt=True)
+        assert f'<tool_call>{{"name": "{example}", "arguments": {{"word": "cat"}}}}</tool_call>' in prompt
+        offered = {t["function"]["name"] for t in tools}
+        assert not any(f'{{"name": "{name}"' in prompt for name in offered)
