@@ -142,3 +142,40 @@ def test_the_bootstrap_equals_its_test_by_test_statement_once_and_repeated() -> 
         tier = rng.choice(("small", "medium", "large"))
         result = bootstrap(samples, tier)
         assert (result.intervals, result.tier_confidence) == _plain_bootstrap(samples, tier), trial
+
+
+def test_a_repeated_test_is_redrawn_run_by_run_a_single_run_keeps_its_score() -> None:
+    """Two runs are redrawn (as many draws as runs, their mean); one run counts its own score, drawing nothing."""
+    import random
+
+    from tsuka_core.engine.confidence import redrawn
+    from tsuka_core.judge.scoring import mean_score
+
+    runs = (0.0, 1.0, 1.0)
+    twin = random.Random(3)
+    assert redrawn(random.Random(3), runs, 0.67) == mean_score(twin.choices(runs, k=3))
+    drawn = {redrawn(random.Random(seed), (0.0, 1.0), 0.5) for seed in range(20)}
+    assert drawn == {0.0, 0.5, 1.0}  # two runs redrawn: both ends occur, not only the point
+    rng = random.Random(1)
+    state = rng.getstate()
+    assert redrawn(rng, (0.25,), 0.25) == 0.25
+    assert rng.getstate() == state  # nothing drawn for a single run
+
+
+def test_only_complete_levels_carry_a_confidence() -> None:
+    from dataclasses import replace
+
+    from tsuka_core.backends.base import BackendConfig
+    from tsuka_core.engine.confidence import with_confidence
+    from tsuka_core.engine.results import TestResult as Measured
+    from tsuka_core.engine.sweep import level_result
+    from tsuka_core.suite.loading import load_suite
+    from tsuka_core.testing import ScriptedBackend
+
+    suite = load_suite("default")
+    ok = tuple(Measured(t, "ok", 1.0) for t in suite.tests)
+    complete = level_result(ScriptedBackend({}, BackendConfig()), suite, "m1", "none", True, ok)
+    broken = replace(complete, tests=(*ok[:-1], Measured(suite.tests[-1], "error", 0.0, error="refused")))
+    done, cut = with_confidence([complete, broken])
+    assert done.confidence is not None
+    assert cut.confidence is None

@@ -144,3 +144,17 @@ def test_the_token_limit_a_plugin_backend_sent_is_recorded_by_the_engine() -> No
     assert "maxTokens" not in (level_record(unknown).stored().get("sampling") or {})
     given = level_result(ScriptedBackend({}, BackendConfig(max_tokens=64)), suite, "m1", "none", True, _answered([777]))
     assert level_record(given).stored()["sampling"] == {"maxTokens": 64}  # the user's setting is what was asked
+
+
+def test_a_key_whose_model_holds_an_at_sign_is_read_from_its_last_at() -> None:
+    """``org/m@v2@low``: the level is after the last ``@``, so a record saying ``low`` is not mislabelled."""
+    record = LevelRecord.parse({"reasoningEffort": "low"})
+    assert record.mislabelled("org/m@v2@low") is None
+    assert record.mislabelled("org/m@v2@high") == 'is stored under "org/m@v2@high" but its reasoningEffort says "low"'
+
+
+def test_a_field_of_no_declared_name_is_found_among_the_kept_ones() -> None:
+    record = LevelRecord.parse({"customFigure": 7, "tier": "small"})
+    assert record.found("customFigure") == 7
+    assert record.found("tier") == "small"
+    assert record.found("nothingHere") is None

@@ -126,3 +126,20 @@ def test_hand_computed_run_of_the_reference_shape() -> None:
     }
     assert scores == {"instruction": 0.8, "json": 0.9, "toolCalling": 0.62}
     assert tier_for(scores) == "medium"
+
+
+def test_the_spread_of_repeated_runs_is_their_population_standard_deviation() -> None:
+    from tsuka_core.judge.scoring import score_spread
+
+    assert score_spread([1.0]) == 0.0  # one run: no spread
+    assert score_spread([]) == 0.0
+    assert score_spread([0.0, 1.0]) == 0.5  # two runs are enough to spread
+    assert score_spread([0.5, 0.5, 0.5]) == 0.0
+    assert score_spread([0.0, 0.0, 1.0]) == 0.47  # sqrt(2/9), half up to two decimals
+
+
+def test_every_category_is_reported_zero_where_missing_in_report_order() -> None:
+    from tsuka_core.judge.scoring import all_categories
+
+    assert all_categories({"json": 0.5}) == {"instruction": 0.0, "json": 0.5, "toolCalling": 0.0}
+    assert list(all_categories({"toolCalling": 1.0, "instruction": 0.25})) == ["instruction", "json", "toolCalling"]
