@@ -193,3 +193,21 @@ def test_a_plugin_check_type_gives_its_own_advice_and_the_core_names_none(tmp_pa
         (folder / f"{name}.json").write_text(json.dumps(test), encoding="utf-8")
     hints = [w for w in load_suite(folder, registry).warnings if "hinting wants" in w]
     assert hints == ["01.json: checks[0] hinting wants a contains check beside it"]
+
+
+def test_a_note_said_during_the_run_is_not_said_again_in_the_summary_on_the_same_stream(tmp_path: Path) -> None:
+    """With --json the summary goes to stderr, where the progress said the note already: it is said once."""
+    common = ("--profiles", tmp_path / "p.json", "--history-db", tmp_path / "h.sqlite")
+    with LoopbackServer(_echo) as server:
+        done = invoke(
+            "run", "m1", "-e", "none", "-e", "low", "--suite", _suite(tmp_path / "s"), "--base-url", server.base_url,
+            "--json", *common,
+        )  # fmt: skip
+        others = ("--profiles", tmp_path / "p2.json", "--history-db", tmp_path / "h2.sqlite")
+        plain = invoke("run", "m1", "-e", "none", "-e", "low", "--suite", tmp_path / "s", "--base-url",
+                       server.base_url, *others)  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "appears to ignore the effort setting" in line]
+    assert len(said) == 1, done.stderr
+    assert plain.exit_code == 0, plain.stderr
+    assert "appears to ignore the effort setting" in plain.stdout  # piped: the summary keeps it for the log

@@ -246,15 +246,18 @@ class EmbeddedBackend(Backend):
         import asyncio
 
         loaded = await asyncio.to_thread(self._loaded, self.model_file(model))
-        if loaded.template != "model":  # the sweep names the model before the note
-            self.add_note(
-                "its own chat template renders no tools, so tool requests are rendered with tsuka's "
-                f"ChatML tool template ({loaded.template}); llama-server with the model's own template uses "
-                "llama.cpp's generic tool handling instead, so its toolCalling score can differ (give llama-server "
-                "--jinja --chat-template-file with tsuka's template to measure the same thing); the profile records "
-                "chatTemplate"
-            )
-        return loaded.effort_note()
+        said = loaded.effort_note()
+        if loaded.template == "model":
+            return said
+        advice = (
+            "llama-server with the model's own template uses llama.cpp's generic tool handling instead, so its "
+            "toolCalling score can differ (give llama-server --jinja --chat-template-file with tsuka's template to "
+            "measure the same thing); the profile records chatTemplate"
+        )
+        if said is None:  # efforts apply: the template is said on its own (the sweep names the model before it)
+            self.add_note(f"its own chat template renders no tools, so tool requests use {loaded.template}; {advice}")
+            return None
+        return f"{said}; {advice}"  # one note for both: the template, and what it means beside llama-server
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The chat-completion body for ``request``: what the ``openai`` backend sends, sampling always given."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from rich.text import Text
@@ -30,8 +31,9 @@ def print_report(report: RunReport, store_path: Path, *, to_stderr: bool = False
     lines.append("")
     # One print of every line: rich has a fixed cost per print call, and a run can have thousands of lines.
     out.print(*lines, sep="\n")
+    said_live = to_stderr or (sys.stdout.isatty() and sys.stderr.isatty())  # the progress said each note already
     for swept in report.sweeps:
-        for note in swept.notes:
+        for note in () if said_live else swept.notes:
             out.print(Text.assemble(("note:", "yellow"), f" {note}"))
         best = report.recommendations.get(swept.model)
         if best:
