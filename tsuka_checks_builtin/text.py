@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import regex
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict
 
-from tsuka_core import Answer, CheckParams, CheckType, NoParams, Outcome, RegexParams
+from tsuka_core import Answer, CheckParams, CheckType, Count, NoParams, Outcome, RegexParams
 
 __all__ = [
     "Contains",
@@ -30,9 +30,6 @@ def clip(text: str, limit: int = 60) -> str:
     """``text`` on one line, shortened to ``limit`` characters, quoted."""
     flat = " ".join(text.split())
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
-
-
-Count = Annotated[int, Field(ge=0, le=1_000_000)]
 
 
 class CountParams(CheckParams):

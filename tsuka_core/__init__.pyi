@@ -28,6 +28,7 @@ from .judge.answer import ToolCall as ToolCall
 from .judge.checks import ArgParams as ArgParams
 from .judge.checks import CheckParams as CheckParams
 from .judge.checks import CheckType as CheckType
+from .judge.checks import Count as Count
 from .judge.checks import NoParams as NoParams
 from .judge.checks import PathParams as PathParams
 from .judge.checks import RegexParams as RegexParams

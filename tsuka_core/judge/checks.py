@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from tsuka_core.judge.answer import Answer, ToolCall
 from tsuka_core.judge.jsontools import MISSING, JsonPath, extract_json
@@ -20,6 +20,7 @@ __all__ = [
     "ArgParams",
     "CheckParams",
     "CheckType",
+    "Count",
     "NoParams",
     "PathParams",
     "RegexParams",
@@ -36,6 +37,10 @@ CUT = "answer cut at the token limit: what it wrote is not judged as JSON or as 
 """Why no JSON or argument check passes an answer the server stopped at the token limit."""
 REPAIRED = "arguments were not valid JSON as written (json-repair's reading is not judged)"
 """Why no argument check passes a call whose arguments had to be repaired."""
+
+
+Count = Annotated[int, Field(ge=0, le=1_000_000)]
+"""A count a check's parameter states (words, lines, calls): a whole number from 0 to 1,000,000."""
 
 
 class CheckParams(BaseModel):

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
-from tsuka_core import Answer, CheckParams, CheckType, Outcome
+from tsuka_core import Answer, CheckParams, CheckType, Count, Outcome
 
 __all__ = ["CountOrRangeParams", "RangeParams", "ToolCallCount", "WordCountRange"]
-
-Count = Annotated[int, Field(ge=0)]
 
 
 def _check_bounds(exact: int | None, low: int | None, high: int | None) -> None:
