@@ -170,6 +170,26 @@ def test_show_prints_levels_then_checks_then_a_transcript(recorded: tuple[Path, 
     assert "7 completion tokens in" in text
 
 
+def test_show_request_prints_each_step_as_sent_messages_and_tools(recorded: tuple[Path, dict[str, Any], int]) -> None:
+    """--request: the exact request of each step (as the history recorded it) as JSON, tools offered included."""
+    store, _, _ = recorded
+    shown = invoke("show", "1", "alpha@none", "catena_tool_distrattori", "--request", "--profiles", store)
+    assert shown.exit_code == 0, shown.stderr
+    assert "tools offered: " in shown.stdout
+    test = next(t for t in load_run(history_of(store), 1).levels[0].tests if t.name == "catena_tool_distrattori")
+    bodies = shown.stdout.split("── request of step ")[1:]
+    assert len(bodies) == len([s for s in test.steps if s.sent])
+    first = json.loads(bodies[0].split("\n", 1)[1].split("\n\n", 1)[0])
+    assert first == {"messages": list(test.steps[0].messages), "tools": list(test.tools)}
+    long = invoke("show", "1", "alpha@none", "frase_8_parole", "--request", "--profiles", store).stdout
+    body = long.split("── request of step 0\n", 1)[1].split("\n\n", 1)[0]
+    assert max(map(len, body.splitlines())) > 160  # a line longer than the plain width is kept whole
+    assert json.loads(body)["messages"][-1]["role"] == "user"
+    refused = invoke("show", "1", "--request", "--profiles", store)
+    assert refused.exit_code == 2
+    assert "--request shows one test's requests: give MODEL@EFFORT and TEST too" in refused.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

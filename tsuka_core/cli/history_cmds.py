@@ -25,7 +25,7 @@ from tsuka_core.cli.level_head import HeadOf, level_head, no_tier_reason
 from tsuka_core.cli.loaded import loaded_registry
 from tsuka_core.cli.options import history_db_option, profiles_option
 from tsuka_core.cli.suite_param import SUITE_TYPE
-from tsuka_core.cli.transcript import check_lines, transcript
+from tsuka_core.cli.transcript import check_lines, requests_sent, transcript
 from tsuka_core.engine.answer_faults import fault_counts
 from tsuka_core.engine.results import UNMEASURED
 from tsuka_core.engine.speed_figures import figures_of
@@ -211,12 +211,18 @@ def _pick_level(run: StoredRun, key: str) -> StoredLevel:
     metavar="K",
     help="With TEST, of a run made with --repeats: only run K of that test (default: every run).",
 )
+@click.option(
+    "--request",
+    is_flag=True,
+    help="With TEST: each step's request as sent, as JSON (the messages and the tools offered), after the transcript.",
+)
 @_history_options
 def show(
     run_ref: str,
     level_key: str | None,
     test_name: str | None,
     repeat: int | None,
+    request: bool,
     history_db: Path | None,
     profiles: Path,
 ) -> None:
@@ -226,6 +232,7 @@ def show(
     tsuka show RUN                      every level: tier and its confidence, scores, failed checks
     tsuka show RUN MODEL@EFFORT         that level: every check and its detail
     tsuka show RUN MODEL@EFFORT TEST    that test's transcript, with each check's outcome
+    tsuka show RUN MODEL@EFFORT TEST --request   and each request as sent (JSON)
 
     Of a run made with --repeats, a level shows each test's mean score, the
     spread of its runs' scores and each run's score, and a check's line names
@@ -235,6 +242,8 @@ def show(
 
     if repeat is not None and test_name is None:
         raise UsageError("--repeat picks one run of a test: give MODEL@EFFORT and TEST too")
+    if request and test_name is None:
+        raise UsageError("--request shows one test's requests: give MODEL@EFFORT and TEST too")
     run = load_run(_history_path(history_db, profiles), run_ref)
     lines: list[Text | str] = [
         f"run {run.id} ({run.kind}, {run.status}) {run.started_at}: {run.backend} at {run.provider}, "
@@ -247,12 +256,15 @@ def show(
     elif test_name is None:
         lines.extend(["", *_level_lines(_pick_level(run, level_key), every_check=True, partial=partial)])
     else:
-        lines.extend(_test_transcripts(run, _pick_level(run, level_key), test_name, repeat))
-    _print(lines)
+        lines.extend(_test_transcripts(run, _pick_level(run, level_key), test_name, repeat, request=request))
+    _print(lines, soft_wrap=request)
 
 
-def _test_transcripts(run: StoredRun, level: StoredLevel, name: str, repeat: int | None) -> Iterable[Text | str]:
-    """One test's transcript; with repeats, every run (or run ``repeat``) in turn, each headed ``run K of N``."""
+def _test_transcripts(
+    run: StoredRun, level: StoredLevel, name: str, repeat: int | None, *, request: bool = False
+) -> Iterable[Text | str]:
+    """One test's transcript; with repeats, every run (or run ``repeat``) in turn, each headed ``run K of N``;
+    with ``request``, each step's request as sent after it."""
 
     runs = level.runs_of(name)
     if not runs:
@@ -265,6 +277,8 @@ def _test_transcripts(run: StoredRun, level: StoredLevel, name: str, repeat: int
         yield f"{level.key} {name} ({first.category}): {_outcome(first)}"
         yield ""
         yield from transcript(first)
+        if request:
+            yield from requests_sent(first)
         return
     mean = mean_and_spread(StoredTestRuns(runs))
     yield f"{level.key} {name} ({first.category}): mean {mean} over {len(runs)} runs: {run_scores(runs)}"
@@ -272,16 +286,20 @@ def _test_transcripts(run: StoredRun, level: StoredLevel, name: str, repeat: int
         yield ""
         yield Text(f"══ run {test.repeat} of {level.repeats}: {_outcome(test)}", style="bold")
         yield from transcript(test)
+        if request:
+            yield from requests_sent(test)
 
 
 def _outcome(test: StoredTest) -> str:
     return "ERROR " + (test.error or "") if test.status != "ok" else f"score {test.score:.2f}"
 
 
-def _print(lines: Iterable[Text | str]) -> None:
-    """Print lines as plain text: a model's answer holding ``[bold]`` is shown, never read as markup."""
+def _print(lines: Iterable[Text | str], *, soft_wrap: bool = False) -> None:
+    """Print lines as plain text: a model's answer holding ``[bold]`` is shown, never read as markup; with
+    ``soft_wrap``, long lines are left whole for the terminal to wrap (JSON printed stays JSON)."""
 
-    console().print(*(Text(line) if isinstance(line, str) else line for line in lines), sep="\n")
+    texts = (Text(line) if isinstance(line, str) else line for line in lines)
+    console().print(*texts, sep="\n", soft_wrap=soft_wrap)
 
 
 # --- tsuka rescore --------------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -59,12 +59,26 @@ def _assistant_lines(message: dict[str, Any]) -> Iterable[Text]:
             yield Text(f"→ {one_line(str(function.get('name')))}({one_line(str(function.get('arguments')))})")
 
 
+def requests_sent(test: StoredTest) -> Iterable[Text | str]:
+    """Each sent step's request as recorded, as JSON: the messages and the tools offered, as the backend got them."""
+    for step in test.steps:
+        if not step.sent:
+            continue
+        yield Text(f"── request of step {step.index}", style="bold")
+        body = {"messages": list(step.messages), "tools": list(test.tools)}
+        yield json.dumps(body, ensure_ascii=False, indent=2, default=str)  # printed soft-wrapped: it stays JSON
+    yield ""
+
+
 def transcript(test: StoredTest) -> Iterable[Text | str]:
     """Each step (each turn, of a multi-turn test) of a recorded test: the messages sent (a turn's calls and their
     results among them), the reasoning and answer, its failure kind, every check."""
 
     seen = 0
     unit = "turn" if _turns(test) else "step"
+    if test.tools:
+        names = [str((t.get("function") or t).get("name")) for t in test.tools if isinstance(t, Mapping)]
+        yield Text(f"tools offered: {one_line(', '.join(names))}", style="dim")
     for step in test.steps:
         yield Text(f"── {unit} {step.index}" + ("" if step.sent else " (not sent)"), style="bold")
         asked = False
