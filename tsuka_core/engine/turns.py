@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import replace
 from typing import Any
 
 from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse
 from tsuka_core.backends.budget import BodyBudget
 from tsuka_core.backends.http import StatusError
-from tsuka_core.engine.asking import ask, errored, score, unsent_rest
+from tsuka_core.engine.asking import ask, errored, opening, score, unsent_rest
 from tsuka_core.engine.conversation import answer_of, refused_step
 from tsuka_core.engine.envhost import EnvironmentHost, ToolEnvironmentError
 from tsuka_core.engine.kept import kept_answer, kept_messages
@@ -72,7 +73,7 @@ def _judged(turn: Step, index: int, request: ChatRequest, response: ChatResponse
         checks = tuple(CheckResult(c.location, c.type, c.weight, Outcome.fail(forced)) for c in turn.checks)
     else:
         base = answer_of(response, request.tools)
-        answer = type(base)(base.text, tuple(calls), base.tools, base.cut, base.unstripped, state)
+        answer = replace(base, tool_calls=tuple(calls), environment=state)
         checks = tuple(CheckResult(c.location, c.type, c.weight, run_check(c.impl, answer)) for c in turn.checks)
     kept, shortened = kept_answer(response)
     return StepResult(index, True, checks, kept_messages(request.messages), kept, None, shortened)
@@ -90,8 +91,7 @@ async def run_turns(
     """Run every turn of ``test`` (one with an ``environment``) and judge each turn's checks."""
     spec = test.environment
     assert spec is not None
-    messages: list[Mapping[str, Any]] = [{"role": "system", "content": test.system}] if test.system else []
-    messages.extend(test.messages)
+    messages = opening(test)
     results: list[StepResult] = []
     try:
         host = EnvironmentHost(spec.cls, dict(spec.config), spec.reference)

@@ -26,17 +26,16 @@ def profile_from_level(level: LevelResult, tested_at: datetime | None = None) ->
 
 
 def stored_profiles(
-    levels: Sequence[LevelResult], name: str, endpoint: str | None = None, tested_at: datetime | None = None
+    levels: Sequence[LevelResult], name: str, endpoint: str | None = None
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """What a model's levels put in the store: each complete level's profile by key, and the recommendation.
 
     ``name`` is the model's name in the store, ``endpoint`` the project file's endpoint that answered (it leads
-    the provider, as in the history's record); a live run, a rescore and a merge all store through here.
+    the provider, as in the history's record); a live run, a rescore and a merge all store through here, each
+    level at the moment it carries (``LevelResult.tested_at``).
     """
     complete = [level for level in levels if level.complete]
-    profiles = {
-        profile_key(name, level.effort): level_record(level, tested_at, endpoint).stored() for level in complete
-    }
+    profiles = {profile_key(name, level.effort): level_record(level, endpoint=endpoint).stored() for level in complete}
     best = recommend(complete)
     return profiles, ({name: best} if best else {})
 
