@@ -7,7 +7,7 @@ against that check type's parameter model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
@@ -148,6 +148,21 @@ def build_check(spec: Mapping[str, Any], registry: Registry | None = None) -> Ch
     return found(params)
 
 
+def registry_and_type(data: Any, info: ValidationInfo) -> tuple[Registry, str] | None:
+    """The registry a suite is validated with and the ``type`` an entry names; None without either."""
+    registry = info.context if isinstance(info.context, Registry) else None
+    name = data.get("type") if isinstance(data, dict) else None
+    if registry is None or not isinstance(name, str) or not name:
+        return None
+    return registry, name
+
+
+def unknown_type(kind: str, name: str, known: Iterable[str], lister: str, registry: Registry) -> InitErrorDetails:
+    """The problem of a ``type`` no plugin registered: the closest name, the command listing them, plugins' notes."""
+    why = f"unknown {kind} {name!r}{suggest(name, sorted(known))} ('{lister}' lists them){registry.missing_hint()}"
+    return problem(("type",), why)
+
+
 class Check(FormatModel):
     """One check; `type` selects it."""
 
@@ -176,15 +191,13 @@ class Check(FormatModel):
     @classmethod
     def _worded(cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo) -> Self:
         """Replaces the base's validator of this name: a check's type picks the model of its other keys."""
-        registry = info.context if isinstance(info.context, Registry) else None
-        type_name = data.get("type") if isinstance(data, dict) else None
-        if registry is None or not isinstance(type_name, str) or not type_name:
+        typed = registry_and_type(data, info)
+        if typed is None:
             return cls.validated(data, handler, first=[], last=[])
+        registry, type_name = typed
         check_type = registry.check_type(type_name)
         if check_type is None:
-            hint = suggest(type_name, sorted(registry.check_types))
-            why = f"unknown check type {type_name!r}{hint} ('tsuka checks' lists them){registry.missing_hint()}"
-            unknown = problem(("type",), why)
+            unknown = unknown_type("check type", type_name, registry.check_types, "tsuka checks", registry)
             return cls.validated(data, handler, first=[unknown], last=[])
         params_model = check_type.params_model
         try:

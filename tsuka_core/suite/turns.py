@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self
 from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, model_validator
 
 from tsuka_core.judge.environment import ToolEnvironment
-from tsuka_core.plugins.registry import Registry
 from tsuka_core.suite import model
-from tsuka_core.suite.pieces import Check, Tool
-from tsuka_core.suite.problems import FormatModel, input_kind, problem, suggest
+from tsuka_core.suite.pieces import Check, Tool, registry_and_type, unknown_type
+from tsuka_core.suite.problems import FormatModel, input_kind, problem
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ModelWrapValidatorHandler
@@ -66,15 +65,14 @@ class Environment(FormatModel):
     @classmethod
     def _worded(cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo) -> Self:
         """Replaces the base's validator of this name: the type picks the model of ``config``."""
-        registry = info.context if isinstance(info.context, Registry) else None
-        name = data.get("type") if isinstance(data, dict) else None
-        if registry is None or not isinstance(name, str) or not name:
+        typed = registry_and_type(data, info)
+        if typed is None:
             return cls.validated(data, handler, first=[], last=[])
+        registry, name = typed
         found = registry.environment(name)
         if found is None:
-            hint = suggest(name, sorted(registry.environments))
-            why = f"unknown tool environment {name!r}{hint} ('tsuka plugins' lists them){registry.missing_hint()}"
-            return cls.validated(data, handler, first=[problem(("type",), why)], last=[])
+            unknown = unknown_type("tool environment", name, registry.environments, "tsuka plugins", registry)
+            return cls.validated(data, handler, first=[unknown], last=[])
         config = data.get("config", {})
         try:
             parsed = found.config_model.model_validate(config)
