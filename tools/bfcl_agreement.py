@@ -43,6 +43,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from agreement_report import print_disagreeing_kinds, print_disagreements
 from answer_server import AnswerServer, Crafted
 
 from tsuka_checks_builtin.bfcl import SINGLE_TURN, Category, bfcl_data, rows, test_of, tool_name
@@ -573,17 +574,9 @@ def _print(tallies: Mapping[str, Tally], show: int) -> None:
         all_share = tally.agree / tally.answers if tally.answers else 1.0
         print(f"{suite:<30} {tally.answers:>8} {all_share:>10.2%} {left:>8} {agree / left if left else 1.0:>10.2%}"
               f"  {documented}")  # fmt: skip
-    print("\nby kind of answer (disagreements only):")
-    for suite, tally in tallies.items():
-        for kind in sorted({k for k, _ in tally.kinds}):
-            wrong = tally.kinds[(kind, False)]
-            if wrong:
-                print(f"  {suite:<30} {kind:<26} {wrong} of {wrong + tally.kinds[(kind, True)]} disagree")
+    print_disagreeing_kinds(tallies, 30, "answer")
     lines = [line for tally in tallies.values() for line in tally.disagreements]
-    first = f", the first {show}" if len(lines) > show else ""
-    print(f"\n{len(lines)} disagreement(s) outside the documented differences{first}:")
-    for line in lines[:show]:
-        print("  " + line)
+    print_disagreements(lines, show, " outside the documented differences")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from agreement_report import print_disagreeing_kinds, print_disagreements
 from answer_server import AnswerServer, Crafted
 
 from tsuka_checks_builtin.bfcl import MULTI_TURN, Category, bfcl_data, rows
@@ -324,17 +325,8 @@ def _print(tallies: Mapping[str, Tally], show: int) -> None:
         total = sum(tally.verdicts.values())
         share = tally.verdicts[True] / total if total else 1.0
         print(f"{suite:<32} {total:>12} {tally.passed:>12} {tally.verdicts[True]:>7} {share:>10.2%}")
-    print("\nby kind of trajectory (disagreements only):")
-    for suite, tally in tallies.items():
-        for kind in sorted({k for k, _ in tally.kinds}):
-            if tally.kinds[(kind, False)]:
-                print(f"  {suite:<32} {kind:<26} {tally.kinds[(kind, False)]} of "
-                      f"{tally.kinds[(kind, False)] + tally.kinds[(kind, True)]} disagree")  # fmt: skip
-    lines = [line for tally in tallies.values() for line in tally.lines]
-    first = f", the first {show}" if len(lines) > show else ""
-    print(f"\n{len(lines)} disagreement(s){first}:")
-    for line in lines[:show]:
-        print("  " + line)
+    print_disagreeing_kinds(tallies, 32, "trajectory")
+    print_disagreements([line for tally in tallies.values() for line in tally.lines], show)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from agreement_report import print_disagreements
 from answer_server import AnswerServer, Crafted
 
 from tsuka_checks_builtin.cachedir import CACHE_ENV
@@ -646,10 +647,7 @@ def _print(tallies: Mapping[str, Tally], figures: Counter[bool], lines: Sequence
         print(f"{name:<46} {sum(tally.strict.values()):>8} {_share(tally.strict)} {_share(tally.loose)}")
     if figures:
         print(f"{'scorecard (four accuracies per model)':<46} {sum(figures.values()):>8} {_share(figures)}")
-    first = f", the first {show}" if len(lines) > show else ""
-    print(f"\n{len(lines)} disagreement(s){first}:")
-    for line in lines[:show]:
-        print("  " + line)
+    print_disagreements(lines, show)
 
 
 if __name__ == "__main__":
