@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 import httpx
 import pytest
+from history_helpers import invoke
 
 from tsuka_core.backends import embedded, embedded_model, native_calls
 from tsuka_core.backends.base import BackendConfig, ChatRequest, ChatResponse
@@ -204,6 +205,11 @@ class FakeServer:
         message = {"role": "assistant", "content": "ok"}
         return {"choices": [{"message": message}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
 
+    def render(self, body: dict[str, Any]) -> str:
+        if self.model.render_fails:
+            raise httpx.ConnectError("the server stopped")
+        return "".join(f"[{m['role']}] {m['content']}\n" for m in body["messages"]) + "[assistant]"
+
 
 class FakeModel:
     """Stands in for a loaded model; the class keeps what every instance saw."""
@@ -223,6 +229,7 @@ class FakeModel:
         self.active = self.most_active = self.stopped = 0
         self.tokens = 1
         self.template = "model"
+        self.render_fails = False
 
     def server_for(self, tools: bool) -> FakeServer:
         return FakeServer(self, tools)
@@ -326,6 +333,26 @@ def test_llama_cpp_tool_calls_become_tool_calls_and_missing_usage_is_estimated(f
     assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [("Xy7", "find_user", {"name": "Ann"})]
     assert reply.usage_estimated
     assert reply.prompt_tokens is None
+
+
+def test_each_answer_carries_the_prompt_its_template_rendered_or_none_when_it_cannot_be_had(
+    fake_model: type[FakeModel],
+) -> None:
+    """The rendered prompt is asked of the server that answered, with the body it answered; a failure to render
+    loses the prompt, never the answer."""
+    subject = backend()
+    request = ChatRequest("Bundled.Q4", [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}])
+
+    async def main() -> list[ChatResponse]:
+        first = await subject.complete(request)
+        loaded().render_fails = True
+        second = await subject.complete(request)
+        await subject.aclose()
+        return [first, second]
+
+    first, second = asyncio.run(main())
+    assert first.rendered_prompt == "[system] Be brief.\n[user] Hi\n[assistant]"
+    assert (second.rendered_prompt, second.text) == (None, "ok")
 
 
 @pytest.mark.parametrize(
@@ -506,6 +533,9 @@ def test_a_tool_call_is_parsed_from_the_model(smol: tuple[EmbeddedBackend, str])
     assert reply.tool_calls[0].id
     assert reply.text == ""
     assert json.loads(reply.tool_calls[0].raw["function"]["arguments"]) == {"name": "Maria Rossi"}
+    body = subject.request_body(ChatRequest(model, [{"role": "user", "content": ASK_ID}], (FIND_USER,)))
+    assert reply.rendered_prompt == subject._loaded(subject.model_file(model)).server_for(True).render(body)
+    assert f"<|im_start|>user\n{ASK_ID}<|im_end|>" in reply.rendered_prompt
 
 
 @pytest.mark.model
@@ -523,6 +553,28 @@ def test_smollm2_is_served_with_the_packaged_tool_template(smol: tuple[EmbeddedB
     example = '<|im_start|>assistant\n<tool_call>{"name": "lookup", "arguments": {"word": "cat"}}</tool_call>'
     assert example in prompt  # the example calls a tool that is not offered, never the one under test
     assert '{"name": "find_user"' not in prompt
+
+
+@pytest.mark.model
+def test_show_and_the_report_print_the_prompt_the_model_read(smol: tuple[EmbeddedBackend, str], tmp_path: Path) -> None:
+    """`tsuka show --request` and the report print, after the request as sent, the prompt as its template rendered
+    it: the system message, the tools and the question in ChatML, as the model read them."""
+    _, model = smol
+    store = tmp_path / "models_profile.json"
+    args = ("--backend", "embedded", "--max-tokens", "32", "--profiles", store)
+    ran = invoke("run", model, "-k", "trappola_astensione", "--no-cache", *args)
+    assert ran.exit_code == 0, ran.stderr
+    shown = invoke("show", "1", f"{model}@none", "trappola_astensione", "--request", "--profiles", store)
+    assert shown.exit_code == 0, shown.stderr
+    prompt = shown.stdout.split("── prompt of step 0 as the model read it (rendered by its chat template)\n", 1)[1]
+    assert prompt.startswith("<|im_start|>system\n")
+    assert "send_email(to: string, subject: string, body: string)" in prompt
+    assert "tell me what the send_email tool is for.<|im_end|>\n<|im_start|>assistant\n" in prompt
+    report = tmp_path / "report.html"
+    assert invoke("report", "1", "-o", report, "--profiles", store).exit_code == 0
+    page = report.read_text(encoding="utf-8")
+    assert "<summary>Prompt as the model read it</summary><pre>&lt;|im_start|&gt;system" in page
+    assert "<summary>Request as sent</summary>" in page
 
 
 @pytest.mark.model

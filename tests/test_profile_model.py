@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 
 from tsuka_core.backends.base import ChatResponse
 from tsuka_core.judge.answer import ToolCall
-from tsuka_core.storage.answer_json import response_from_json, response_to_json
+from tsuka_core.storage.answer_json import bounded_response_json, response_from_json, response_to_json
 from tsuka_core.storage.profile import Profile, StoredTestResult
 from tsuka_core.storage.store import BENCHMARK_VERSION, ProfileStore
 
@@ -99,13 +100,27 @@ def test_the_store_hands_out_profiles_and_writes_unknown_keys_back_byte_for_byte
     assert '"extra": 1e-7' in path.read_text(encoding="utf-8")
 
 
+def test_a_rendered_prompt_too_large_for_the_history_keeps_its_start() -> None:
+    """An answer over the history's limit is cut: the rendered prompt too, down to its start, never dropped."""
+    answer = ChatResponse(text="ok", rendered_prompt="<start>" + "x" * 4000)
+    text, cut = bounded_response_json(answer, limit=1000)
+    stored = json.loads(text)
+    assert cut
+    assert stored["renderedPrompt"].startswith("<start>")
+    assert len(stored["renderedPrompt"]) < 1000
+    assert len(text.encode()) <= 1000
+
+
 def test_a_stored_answer_round_trips_and_a_changed_one_is_refused_by_name() -> None:
     call = ToolCall("c1", "read", {"path": "a"}, None, {"id": "c1"})
-    answer = ChatResponse(text="hi", tool_calls=(call,), prompt_tokens=3, completion_tokens=2, generation_ms=5.5)
+    answer = ChatResponse(
+        text="hi", tool_calls=(call,), prompt_tokens=3, completion_tokens=2, generation_ms=5.5, rendered_prompt="<s>"
+    )
     stored = response_to_json(answer)
     assert list(stored)[:4] == ["text", "content", "reasoning", "toolCalls"]
-    assert stored["generationMs"] == 5.5
+    assert (stored["generationMs"], stored["renderedPrompt"]) == (5.5, "<s>")
     assert "promptMs" not in stored
+    assert "renderedPrompt" not in response_to_json(dataclasses.replace(answer, rendered_prompt=None))
     assert response_from_json(stored) == answer
     for changed, said in [
         ({"text": None}, "'text' holds NoneType"),
@@ -113,6 +128,7 @@ def test_a_stored_answer_round_trips_and_a_changed_one_is_refused_by_name() -> N
         ({"completionTokens": -1}, "'completionTokens' holds int"),
         ({"speedSource": "guess"}, "'speedSource' holds str"),
         ({"duration": True}, "'duration' holds bool"),
+        ({"renderedPrompt": 5}, "'renderedPrompt' holds int"),
     ]:
         with pytest.raises(ValueError, match=said.replace("[", r"\[").replace("]", r"\]")):
             response_from_json(stored | changed)

@@ -131,6 +131,9 @@ class ChatResponse:
     token_limit: int | None = None
     """The completion token limit the request sent (``max_tokens``); None when unknown. An answer cut
     with fewer tokens than that was cut by the server's context size (or its own cap), not by it."""
+    rendered_prompt: str | None = None
+    """The prompt text the model read: the request as its chat template rendered it, where the backend knows it
+    (the embedded model); None when the server renders it out of sight."""
 
     @property
     def cut_at_limit(self) -> bool:

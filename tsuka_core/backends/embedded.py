@@ -30,10 +30,14 @@ answer never depends on what an earlier request left behind. Answers stop at
 :data:`DEFAULT_MAX_TOKENS` tokens unless ``--max-tokens`` says otherwise.
 
 A cancelled request (Ctrl-C) stops between two tokens and frees its slot.
+Each answer carries the prompt as llama.cpp rendered it
+(``ChatResponse.rendered_prompt``), which ``tsuka show --request`` and the
+report print.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import threading
@@ -55,6 +59,7 @@ if TYPE_CHECKING:
     import httpx
 
     from tsuka_core.backends.embedded_model import LoadedModel
+    from tsuka_core.backends.llama_runtime import LlamaServer
 
 __all__ = [
     "BUNDLED_FILE",
@@ -88,6 +93,9 @@ OPTIONS: Mapping[str, str] = {
 }
 """The ``--option KEY=VALUE`` keys this backend reads, each with what it sets."""
 
+
+RENDERED = "tsukaRenderedPrompt"
+"""Where :meth:`EmbeddedBackend._generate` puts the rendered prompt beside llama.cpp's answer."""
 
 BUSY_HINT_SECONDS = 10.0
 """An answer slower than this on a machine loaded past its cores gets the threads hint (once a run)."""
@@ -293,7 +301,8 @@ class EmbeddedBackend(Backend):
         _raise_error(label, result)
         self.timings.add(result.get("timings"))
         self._hint_if_busy(duration)
-        return parse_completion(JsonReply(result, 200, duration, 1), label, body["max_tokens"])
+        response = parse_completion(JsonReply(result, 200, duration, 1), label, body["max_tokens"])
+        return dataclasses.replace(response, rendered_prompt=result.get(RENDERED))
 
     def _hint_if_busy(self, duration: float) -> None:
         """Once: when answers are slow while the machine is busier than its cores (it became busy after the model
@@ -318,7 +327,10 @@ class EmbeddedBackend(Backend):
             result = server.chat(body, lambda: cancel.is_set() or self._closing.is_set())
         except Cancelled:
             result = {"error": {"message": "cancelled"}}
-        return result, time.perf_counter() - start
+        duration = time.perf_counter() - start
+        if "error" not in result:  # the prompt as llama.cpp rendered it, asked apart so it adds nothing to the time
+            result[RENDERED] = _rendered(server, body)
+        return result, duration
 
     def _loaded(self, path: Path) -> LoadedModel:
         from tsuka_core.backends.embedded_model import LoadedModel
@@ -366,6 +378,16 @@ class _Slot:
     failure: BackendError | None = None
     threads: ThreadChoice | None = None
     """The threads it was loaded with, and why."""
+
+
+def _rendered(server: LlamaServer, body: Mapping[str, Any]) -> str | None:
+    """The prompt ``server`` renders for ``body``; None when it cannot say (the answer stands without it)."""
+    import httpx
+
+    try:
+        return server.render(body) or None
+    except (httpx.HTTPError, ValueError):
+        return None
 
 
 def _raise_error(label: str, result: Mapping[str, Any]) -> None:

@@ -214,7 +214,10 @@ def _pick_level(run: StoredRun, key: str) -> StoredLevel:
 @click.option(
     "--request",
     is_flag=True,
-    help="With TEST: each step's request as sent, as JSON (the messages and the tools offered), after the transcript.",
+    help=(
+        "With TEST: each step's request as sent, as JSON (the messages and the tools offered), after the "
+        "transcript; for the embedded model, also the prompt as its chat template rendered it."
+    ),
 )
 @_history_options
 def show(

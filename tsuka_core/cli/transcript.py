@@ -60,13 +60,19 @@ def _assistant_lines(message: dict[str, Any]) -> Iterable[Text]:
 
 
 def requests_sent(test: StoredTest) -> Iterable[Text | str]:
-    """Each sent step's request as recorded, as JSON: the messages and the tools offered, as the backend got them."""
+    """Each sent step's request as recorded, as JSON: the messages and the tools offered, as the backend got them;
+    then, where the backend knows it (the embedded model), the prompt text its chat template rendered."""
     for step in test.steps:
         if not step.sent:
             continue
         yield Text(f"── request of step {step.index}", style="bold")
         body = {"messages": list(step.messages), "tools": list(test.tools)}
         yield json.dumps(body, ensure_ascii=False, indent=2, default=str)  # printed soft-wrapped: it stays JSON
+        prompt = step.response.rendered_prompt if step.response is not None else None
+        if prompt is not None:
+            heading = f"── prompt of step {step.index} as the model read it (rendered by its chat template)"
+            yield Text(heading, style="bold")
+            yield prompt
     yield ""
 
 

@@ -43,9 +43,9 @@ def _mark(status: str) -> str:
     return _MARK.get(status, "?")
 
 
-def _json_text(value: Any) -> str:
+def _json_text(value: Any, indent: int | None = None) -> str:
     """``value`` as JSON text, non-ASCII kept (the template escapes it like any other text)."""
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
 
 
 @cache

@@ -125,6 +125,8 @@ class StoredAnswer(_Stored):
     """Where the speed was measured: server, stream or wall (the default)."""
     reasoning_tokens: Annotated[int | None, BeforeValidator(token_count)] = None
     finish_reason: StrictStr | None = None
+    rendered_prompt: StrictStr | None = None
+    """The prompt as the model's chat template rendered it, where the backend knows it."""
 
 
 _MEASURED = (
@@ -136,8 +138,10 @@ _MEASURED = (
     "speed_source",
     "reasoning_tokens",
     "finish_reason",
+    "rendered_prompt",
 )
-"""An answer's timings and counts as the server reported them: stored only when known."""
+"""What the backend reported of an answer beyond its text (timings, counts, the rendered prompt): stored only
+when known."""
 
 
 def response_to_json(response: ChatResponse) -> dict[str, Any]:
@@ -192,6 +196,7 @@ def bounded_response_json(
         "text": _clipped(data["text"], share),
         "content": _clipped(data["content"], share),
         "reasoning": _clipped(data["reasoning"], share),
+        **({"renderedPrompt": _clipped(data["renderedPrompt"], share)} if "renderedPrompt" in data else {}),
         "toolCalls": [_clipped_call(c, share // max(len(calls), 1)) for c in calls],
         "cut": size,
     }
