@@ -31,7 +31,16 @@ from tsuka_core.backends.embedded import (
     bundled_model_path,
     find_models,
 )
-from tsuka_core.backends.llama_runtime import TOOL_TEMPLATE, Cancelled, StreamedCompletion, Timings
+from tsuka_core.backends.llama_runtime import (
+    GEMMA_TOOL_TEMPLATE,
+    TOOL_TEMPLATE,
+    Cancelled,
+    LlamaServer,
+    ServerSettings,
+    StreamedCompletion,
+    Timings,
+    tool_template_path,
+)
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.record import LevelRecord
 
@@ -153,7 +162,11 @@ def test_sampling_is_pinned_recorded_and_overridable() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"ctx": "1"}, "no option 'ctx'; did you mean 'n_ctx'? (it reads: n_ctx, parallel, repeat_penalty, threads)"),
+        (
+            {"ctx": "1"},
+            "no option 'ctx'; did you mean 'n_ctx'? "
+            "(it reads: chat_template, n_ctx, parallel, repeat_penalty, threads)",
+        ),
         ({"n_ctx": "big"}, "--option n_ctx='big' is not a number"),
         ({"threads": "-2"}, "--option threads='-2' must not be negative"),
     ],
@@ -218,8 +231,10 @@ class FakeModel:
     closed: ClassVar[int] = 0
     current: ClassVar[FakeModel | None] = None
 
-    def __init__(self, path: Path, n_ctx: int, parallel: int, threads: int, sampling: embedded.Sampling) -> None:
-        del n_ctx, threads, sampling
+    def __init__(
+        self, path: Path, n_ctx: int, parallel: int, threads: int, sampling: embedded.Sampling, own: object = None
+    ) -> None:
+        del n_ctx, threads, sampling, own
         FakeModel.loads.append(path)
         FakeModel.current = self
         self.parallel = parallel
@@ -229,6 +244,7 @@ class FakeModel:
         self.active = self.most_active = self.stopped = 0
         self.tokens = 1
         self.template = "model"
+        self.own_for_tools = True
         self.render_fails = False
 
     def server_for(self, tools: bool) -> FakeServer:
@@ -288,6 +304,27 @@ def test_at_most_parallel_requests_are_generated_at_once(fake_model: type[FakeMo
     assert loaded().most_active == 2
     assert len(fake_model.loads) == 1
     assert {body["max_tokens"] for _, body in loaded().bodies} == {7}
+
+
+def test_by_default_one_answer_is_generated_at_a_time_and_the_model_loads_with_one_slot(
+    fake_model: type[FakeModel],
+) -> None:
+    """Batched decoding is not batch-invariant: by default no answer shares a batch with another, whatever -j sends;
+    the record says so (compute.parallel), and a parallel above one is said in the run."""
+    subject = backend()
+
+    async def main() -> None:
+        request = ChatRequest("Bundled.Q4", [{"role": "user", "content": "Hi"}])
+        await subject.complete(request)
+        loaded().tokens = 5
+        await asyncio.gather(*(subject.complete(request) for _ in range(4)))
+
+    asyncio.run(main())
+    assert (loaded().most_active, loaded().parallel) == (1, 1)
+    assert not any("batch-invariant" in note for note in subject.take_notes())
+    batched = backend(options={"parallel": "4"})
+    asyncio.run(batched.effort_ignored("Bundled.Q4"))
+    assert embedded.BATCHED in batched.take_notes()
 
 
 def test_a_cancelled_request_stops_its_generation_at_the_next_token(fake_model: type[FakeModel]) -> None:
@@ -577,6 +614,128 @@ def test_show_and_the_report_print_the_prompt_the_model_read(smol: tuple[Embedde
     assert "<summary>Request as sent</summary>" in page
 
 
+GEMMA_TURNS = Path(__file__).with_name("data") / "gemma-turns.jinja"
+"""A chat template in Gemma's turn format, with no tools: the model's own as far as the backend can tell."""
+
+
+def _bundled_or_skip() -> Path:
+    path = bundled_model_path()
+    if importlib.util.find_spec("xllamacpp") is None or path is None:
+        pytest.skip(f"the bundled model is not installed: {INSTALL_RUNTIME}, then {INSTALL_MODEL}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def gemma_turns() -> Iterator[tuple[EmbeddedBackend, str]]:
+    """The bundled model served with a template in Gemma's turns (``--option chat_template``)."""
+    path = _bundled_or_skip()
+    subject = backend(max_tokens=MAX_TOKENS, options={"chat_template": str(GEMMA_TURNS)})
+    yield subject, path.stem
+    asyncio.run(subject.aclose())
+
+
+@pytest.mark.model
+def test_a_model_in_gemma_turns_is_measured_in_them_with_the_tools_rendered_into_them(
+    gemma_turns: tuple[EmbeddedBackend, str],
+) -> None:
+    """Its own template renders no tools and opens a user turn as Gemma does: gemma-tools.jinja serves it, renders
+    a request without tools exactly as its own template, and llama.cpp parses the <tool_call> it answers."""
+    subject, model = gemma_turns
+    said = asyncio.run(subject.effort_ignored(model))
+    assert said is not None
+    assert said.startswith(
+        "its own chat template renders no tools, so it is served in its own turn format with tsuka's tool template "
+        "(gemma-tools.jinja); llama-server measures the same with --jinja --chat-template-file "
+        f"{tool_template_path(GEMMA_TOOL_TEMPLATE)};"
+    )
+    assert said.endswith("; gemma-tools.jinja does not read reasoning_effort")
+    assert subject.profile_extra(model, None)["chatTemplate"] == GEMMA_TOOL_TEMPLATE
+    loaded = subject._loaded(subject.model_file(model))
+    settings = ServerSettings(subject.model_file(model), 1024, 1, 1)
+    own = LlamaServer(settings, GEMMA_TURNS.read_text(encoding="utf-8"))
+    try:
+        for messages in (
+            [{"role": "system", "content": "Be brief."}, {"role": "user", "content": " Hi "}],
+            [
+                {"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": "Hello."},
+                {"role": "user", "content": "2+2?"},
+            ],
+        ):
+            assert loaded.server_for(False).render({"messages": messages}) == own.render({"messages": messages})
+    finally:
+        own.close()
+    reply = ask(subject, model, ASK_ID, [FIND_USER])
+    assert reply.tool_calls[0].name == "find_user"
+    assert reply.tool_calls[0].arguments == {"name": "Maria Rossi"}
+    prompt = reply.rendered_prompt or ""
+    assert prompt.endswith(f"<start_of_turn>user\n{ASK_ID}<end_of_turn>\n<start_of_turn>model\n")
+    assert "find_user(name: string) -> Find a user's id from their full name." in prompt
+    assert '<start_of_turn>model\n<tool_call>{"name": "lookup", "arguments": {"word": "cat"}}</tool_call>' in prompt
+    assert "<|im_end|>" not in prompt
+    result = {"role": "tool", "tool_call_id": reply.tool_calls[0].id, "content": '{"id": "USR-7431"}'}
+    call = {"role": "assistant", "content": None, "tool_calls": [reply.tool_calls[0].raw]}
+    answered = ask(subject, model, [{"role": "user", "content": ASK_ID}, call, result, result], [FIND_USER])
+    assert (answered.rendered_prompt or "").endswith(
+        '<start_of_turn>user\n<tool_response>\n{"id": "USR-7431"}\n</tool_response>\n'
+        '<tool_response>\n{"id": "USR-7431"}\n</tool_response><end_of_turn>\n<start_of_turn>model\n'
+    )  # two results in one user turn: Gemma's turns alternate
+
+
+@pytest.fixture(scope="module")
+def without_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled model's file with its chat template's key renamed: a GGUF file that carries no template."""
+    data = _bundled_or_skip().read_bytes()
+    key = b"tokenizer.chat_template"
+    assert data.count(key) == 1
+    copy = tmp_path_factory.mktemp("untemplated") / "untemplated.gguf"
+    copy.write_bytes(data.replace(key, b"tokenizer.chat_templatX"))
+    return copy
+
+
+@pytest.mark.model
+def test_a_file_without_a_chat_template_is_said_to_carry_none_and_served_as_llama_cpp_serves_it(
+    without_template: Path,
+) -> None:
+    """llama.cpp falls back to ChatML for such a file (llama-server too): the ChatML tool template, said as such."""
+    subject = backend(max_tokens=MAX_TOKENS, model_path=str(without_template))
+    try:
+        said = asyncio.run(subject.effort_ignored("untemplated"))
+        assert said is not None
+        assert said.startswith(
+            "the GGUF file carries no chat template, so llama.cpp serves it as ChatML (llama-server too); tools are "
+            "rendered into ChatML by tsuka's tool template (chatml-tools.jinja); llama-server measures the same"
+        )
+        assert subject.profile_extra("untemplated", None)["chatTemplate"] == TOOL_TEMPLATE
+    finally:
+        asyncio.run(subject.aclose())
+    smol = backend(max_tokens=MAX_TOKENS)
+    try:  # a file that carries one is not said to lack it
+        assert not (asyncio.run(smol.effort_ignored(_bundled_or_skip().stem)) or "").startswith("the GGUF file")
+    finally:
+        asyncio.run(smol.aclose())
+
+
+@pytest.mark.parametrize(
+    ("write", "message"),
+    [
+        (None, "--option chat_template=FILE: no such file"),
+        (b"", "--option chat_template=FILE is empty"),
+        (b"\xff\xfe{{", "--option chat_template=FILE is not UTF-8 text"),
+        (b" " * (1024 * 1024 + 1), "--option chat_template=FILE is larger than 1024 KB: not a chat template"),
+    ],
+)
+def test_a_chat_template_option_that_cannot_be_used_is_a_one_line_error(
+    tmp_path: Path, write: bytes | None, message: str
+) -> None:
+    path = tmp_path / "t.jinja"
+    if write is not None:
+        path.write_bytes(write)
+    with pytest.raises(BackendError) as raised:
+        backend(options={"chat_template": str(path)})
+    assert str(raised.value) == f"backend 'embedded': {message.replace('FILE', str(path))}"
+
+
 @pytest.mark.model
 def test_the_same_request_gives_the_same_answer(smol: tuple[EmbeddedBackend, str]) -> None:
     subject, model = smol
@@ -740,3 +899,24 @@ def test_the_tool_templates_example_never_calls_an_offered_tool() -> None:
         assert f'<tool_call>{{"name": "{example}", "arguments": {{"word": "cat"}}}}</tool_call>' in prompt
         offered = {t["function"]["name"] for t in tools}
         assert not any(f'{{"name": "{name}"' in prompt for name in offered)
+
+
+def test_serve_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path) -> None:
+    """A port in use, a model it does not know, an option the embedded backend does not read: one line, exit 2,
+    before any model is loaded."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        busy = invoke("serve", "--port", str(port))
+    assert busy.exit_code == 2
+    assert busy.stderr == (
+        f"tsuka: error: --port {port}: cannot listen on 127.0.0.1:{port} (Address already in use); "
+        "pick another port, or 0 for a free one\n"
+    )
+    unknown = invoke("serve", "no-such-model", "--model-path", tmp_path / "none.gguf")
+    assert unknown.exit_code == 2
+    assert unknown.stderr.startswith("tsuka: error: backend 'embedded': model file not found:")
+    option = invoke("serve", "--option", "bogus=1")
+    assert (option.exit_code, option.stderr.count("\n")) == (2, 1)
+    assert "backend 'embedded' has no option 'bogus'" in option.stderr

@@ -16,7 +16,8 @@ send, handed to llama.cpp's own chat handling in-process
 chat template, samples, and parses the tool calls, as ``llama-server --jinja``
 does, and the answer is read by the same code as a server's
 (:func:`~tsuka_core.backends.openai.parse_completion`). The template is the
-model's own when it renders tools, else tsuka's ChatML tool template (see
+model's own when it renders tools, else a tool template of tsuka's in the
+model's own turn format, ChatML or Gemma's (see
 :mod:`tsuka_core.backends.embedded_model`).
 
 Sampling is pinned so a run can be repeated: temperature 0 (greedy, top-k 1),
@@ -24,7 +25,9 @@ seed 42, repeat penalty 1.0. ``--temperature`` and ``--seed`` override, as do
 the options ``repeat_penalty``, ``n_ctx`` (context per sequence, default
 4096), ``threads`` (default: the cores other programs leave free when the model
 loads, :mod:`tsuka_core.backends.cpu`; said in the run, recorded as ``compute``) and
-``parallel`` (sequences decoded together, default 4, the default of ``-j``).
+``parallel`` (sequences decoded together, default 1: an answer never depends on
+what is decoded beside it), and ``chat_template`` (a Jinja file served instead
+of the model's own, as ``llama-server --chat-template-file``).
 Every prompt is evaluated whole (llama.cpp's prompt cache is off), so an
 answer never depends on what an earlier request left behind. Answers stop at
 :data:`DEFAULT_MAX_TOKENS` tokens unless ``--max-tokens`` says otherwise.
@@ -49,7 +52,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, check_options, run_seed
 from tsuka_core.backends.cpu import ThreadChoice, choose_threads, usable_cores
-from tsuka_core.backends.embedded_model import Sampling
+from tsuka_core.backends.embedded_model import OwnTemplate, Sampling
 from tsuka_core.backends.llama_runtime import Timings
 from tsuka_core.backends.native_calls import in_daemon
 from tsuka_core.errors import BackendError, RequestError
@@ -82,12 +85,17 @@ _Number = TypeVar("_Number", int, float)
 DEFAULT_MAX_TOKENS = 512
 """Completion token limit per request unless the user sets one: every default-suite answer fits, and a
 tiny model caught in a repetition loop stops within seconds instead of minutes."""
-DEFAULT_PARALLEL = 4
-"""Sequences decoded together unless ``--option parallel=N``: the default of ``-j``, so that every request
-a default run has in flight is being generated."""
+DEFAULT_PARALLEL = 1
+"""Sequences decoded together unless ``--option parallel=N``: one, so that an answer is computed alone and never
+depends on what is decoded beside it. llama.cpp's batched decoding is not batch-invariant: a request whose prompt
+is evaluated in the same batch as other sequences' tokens can get another answer (Gemma 3 270M: 2 of 9 answers of
+the default suite differed between two runs with 4); one at a time cost 1.08× the time for Gemma and nothing for
+SmolLM2 on 2 cores (``docs/embedded.md``)."""
 OPTIONS: Mapping[str, str] = {
+    "chat_template": "a Jinja chat template file to serve the models with instead of their own "
+    "(llama-server's --chat-template-file)",
     "n_ctx": "context per sequence, in tokens (default 4096)",
-    "parallel": "sequences decoded together (default 4, the default of -j)",
+    "parallel": "sequences decoded together (default 1: answers that never depend on what runs beside them)",
     "repeat_penalty": "llama.cpp's repeat penalty (default 1.0)",
     "threads": "llama.cpp threads (default: the cores other programs leave free when the model loads)",
 }
@@ -96,6 +104,13 @@ OPTIONS: Mapping[str, str] = {
 
 RENDERED = "tsukaRenderedPrompt"
 """Where :meth:`EmbeddedBackend._generate` puts the rendered prompt beside llama.cpp's answer."""
+
+BATCHED = (
+    "--option parallel decodes several answers together: faster on many cores, but llama.cpp's batched decoding "
+    "is not batch-invariant, so an answer can change with the requests decoded beside it (recorded as "
+    "compute.parallel)"
+)
+"""Said once a model loads with ``parallel`` above 1."""
 
 BUSY_HINT_SECONDS = 10.0
 """An answer slower than this on a machine loaded past its cores gets the threads hint (once a run)."""
@@ -171,6 +186,7 @@ class EmbeddedBackend(Backend):
         self.threads = _number_option(config.options, "threads", 0, int)
         """``--option threads=N``; 0: chosen for each model as it loads (``backends.cpu.choose_threads``)."""
         self.parallel = _number_option(config.options, "parallel", DEFAULT_PARALLEL, int) or DEFAULT_PARALLEL
+        self.own_template = _own_template(config.options.get("chat_template"))
         self._models: dict[Path, _Slot] = {}
         self._models_lock = threading.Lock()
         self._closing = threading.Event()
@@ -190,7 +206,7 @@ class EmbeddedBackend(Backend):
         if slot is not None and slot.model is not None:
             extra["chatTemplate"] = slot.model.template
         if slot is not None and slot.threads is not None:
-            extra["compute"] = slot.threads.record()
+            extra["compute"] = {**slot.threads.record(), "parallel": self.parallel}
         return extra
 
     def _slot_of(self, model: str) -> _Slot | None:
@@ -248,19 +264,22 @@ class EmbeddedBackend(Backend):
         """Why efforts do not apply to ``model`` (its chat template does not read them), with any template note."""
         import asyncio
 
+        from tsuka_core.backends.llama_runtime import tool_template_path
+
         loaded = await asyncio.to_thread(self._loaded, self.model_file(model))
-        said = loaded.effort_note()
-        if loaded.template == "model":
-            return said
+        reads = loaded.effort_note()
+        if loaded.own_for_tools:
+            return reads
         advice = (
-            "llama-server with the model's own template uses llama.cpp's generic tool handling instead, so its "
-            "toolCalling score can differ (give llama-server --jinja --chat-template-file with tsuka's template to "
-            "measure the same thing); the profile records chatTemplate"
+            f"llama-server measures the same with --jinja --chat-template-file "
+            f"{tool_template_path(loaded.tool_template)}; without it, llama.cpp's generic tool handling, whose "
+            "toolCalling score can differ (the profile records chatTemplate)"
         )
-        if said is None:  # efforts apply: the template is said on its own (the sweep names the model before it)
-            self.add_note(f"its own chat template renders no tools, so tool requests use {loaded.template}; {advice}")
+        template = f"{loaded.template_said()}; {advice}"
+        if reads is None:  # efforts apply: the template is said on its own (the sweep names the model before it)
+            self.add_note(template)
             return None
-        return f"{said}; {advice}"  # one note for both: the template, and what it means beside llama-server
+        return f"{template}; {reads}"  # one note for both, the effort last: the sweep's "measured once without it"
 
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The chat-completion body for ``request``: what the ``openai`` backend sends, sampling always given."""
@@ -344,8 +363,12 @@ class EmbeddedBackend(Backend):
                 slot.threads = choose_threads(self.threads)
                 self._most_threads = max(self._most_threads, slot.threads.threads)
                 self.add_note(slot.threads.said())
+                if self.parallel > 1:
+                    self.add_note(BATCHED)
                 try:
-                    slot.model = LoadedModel(path, self.n_ctx, self.parallel, slot.threads.threads, self.sampling)
+                    slot.model = LoadedModel(
+                        path, self.n_ctx, self.parallel, slot.threads.threads, self.sampling, self.own_template
+                    )
                 except BackendError as error:
                     slot.failure = error
                     raise
@@ -378,6 +401,31 @@ class _Slot:
     failure: BackendError | None = None
     threads: ThreadChoice | None = None
     """The threads it was loaded with, and why."""
+
+
+MAX_TEMPLATE_BYTES = 1024 * 1024
+"""The largest chat template file ``--option chat_template`` reads (a model's own is a few kilobytes)."""
+
+
+def _own_template(option: str | None) -> OwnTemplate | None:
+    """The template ``--option chat_template=FILE`` gives, or None; a one-line error for a file it cannot use."""
+    if option is None:
+        return None
+    path = Path(option).expanduser()
+    where = f"backend 'embedded': --option chat_template={option}"
+    try:
+        if path.stat().st_size > MAX_TEMPLATE_BYTES:
+            raise BackendError(f"{where} is larger than {MAX_TEMPLATE_BYTES // 1024} KB: not a chat template")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BackendError(f"{where}: no such file") from None
+    except UnicodeDecodeError:
+        raise BackendError(f"{where} is not UTF-8 text") from None
+    except OSError as error:
+        raise BackendError(f"{where} cannot be read: {error.strerror or error}") from None
+    if not text.strip():
+        raise BackendError(f"{where} is empty")
+    return OwnTemplate(text, path.name, option)
 
 
 def _rendered(server: LlamaServer, body: Mapping[str, Any]) -> str | None:

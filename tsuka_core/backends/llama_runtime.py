@@ -1,7 +1,7 @@
 """One GGUF model served in-process by llama.cpp's own server code (xllamacpp), asked for chat completions.
 
 The request is an OpenAI chat-completion body; llama.cpp renders it with a Jinja
-chat template (the model's own, or :data:`TOOL_TEMPLATE`), samples, and parses
+chat template (the model's own, or one of :data:`TOOL_TEMPLATES`), samples, and parses
 tool calls itself, exactly as ``llama-server --jinja`` does. Answers are
 streamed token by token only so that a request can be stopped between two
 tokens: the pieces are put back together into the one ``chat.completion``
@@ -24,23 +24,47 @@ from typing import Any
 from tsuka_core.errors import BackendError
 
 __all__ = [
+    "FALLBACK_TEMPLATE",
+    "GEMMA_TOOL_TEMPLATE",
     "TOOL_TEMPLATE",
+    "TOOL_TEMPLATES",
     "Cancelled",
     "LlamaServer",
     "ServerSettings",
     "StreamedCompletion",
     "Timings",
     "tool_template",
+    "tool_template_path",
 ]
 
 TOOL_TEMPLATE = "chatml-tools.jinja"
 """The ChatML tool template shipped in ``tsuka_core/backends/templates/``."""
+GEMMA_TOOL_TEMPLATE = "gemma-tools.jinja"
+"""The tool template in Gemma's turns, shipped beside :data:`TOOL_TEMPLATE`."""
+TOOL_TEMPLATES: Mapping[str, str] = {"<|im_start|>user\n": TOOL_TEMPLATE, "<start_of_turn>user\n": GEMMA_TOOL_TEMPLATE}
+"""The tool template for a model whose own template renders no tools, by how its own template opens a user turn
+(not by its first marker: SmolLM2's beginning-of-text token is ``<|im_start|>``, whatever the turns)."""
+FALLBACK_TEMPLATE = (  # the newlines inside the quoted strings are real ones, as in llama.cpp's C source
+    "{%- for message in messages -%}\n"
+    "  {{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>\n' -}}\n"
+    "{%- endfor -%}\n"
+    "{%- if add_generation_prompt -%}\n"
+    "  {{- '<|im_start|>assistant\n' -}}\n"
+    "{%- endif -%}"
+)
+"""The template llama.cpp serves a GGUF file with when the file carries none (its ``CHATML_TEMPLATE_SRC``), as
+``GET /props`` reports it."""
 INSTALL_RUNTIME = "pip install 'tsuka[embedded]'"
 
 
-def tool_template() -> str:
-    """The text of :data:`TOOL_TEMPLATE`."""
-    return files("tsuka_core.backends").joinpath("templates", TOOL_TEMPLATE).read_text(encoding="utf-8")
+def tool_template(name: str = TOOL_TEMPLATE) -> str:
+    """The text of the tool template ``name`` (:data:`TOOL_TEMPLATE` or :data:`GEMMA_TOOL_TEMPLATE`)."""
+    return files("tsuka_core.backends").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def tool_template_path(name: str = TOOL_TEMPLATE) -> str:
+    """Where the tool template ``name`` is installed: the file ``llama-server --chat-template-file`` takes."""
+    return str(files("tsuka_core.backends").joinpath("templates", name))
 
 
 class Cancelled(BackendError):  # noqa: N818  (a condition, not a failure)
@@ -59,6 +83,11 @@ class ServerSettings:
     threads: int
     sampling: Mapping[str, float | int] = field(default_factory=dict)
     """``temperature``, ``top_k``, ``seed``, ``repeat_penalty``: the server's defaults for every request."""
+    host: str = "127.0.0.1"
+    port: int = 0
+    """0: a free port, picked by the server."""
+    alias: str | None = None
+    """The name ``/v1/models`` lists; None: the file's stem."""
 
 
 @dataclass
@@ -98,11 +127,11 @@ def _import_runtime() -> Any:
         ) from error
 
 
-def _params(runtime: Any, settings: ServerSettings, template: str | None, key: str) -> Any:
-    """llama.cpp's server parameters, as ``llama-server`` would set them from its flags."""
+def _params(runtime: Any, settings: ServerSettings, template: str | None, key: str | None) -> Any:
+    """llama.cpp's server parameters, as ``llama-server`` would set them from its flags (``key``: ``--api-key``)."""
     params = runtime.CommonParams()
     params.model.path = str(settings.path)
-    params.model_alias = {settings.path.stem}
+    params.model_alias = {settings.alias or settings.path.stem}
     params.n_parallel = settings.parallel
     params.n_ctx = settings.n_ctx * settings.parallel  # -c is shared by the slots
     params.kv_unified = False
@@ -120,10 +149,10 @@ def _params(runtime: Any, settings: ServerSettings, template: str | None, key: s
     params.sampling.top_k = int(sampling.get("top_k", 1))
     params.sampling.seed = int(sampling.get("seed", 42))
     params.sampling.penalty_repeat = float(sampling.get("repeat_penalty", 1.0))
-    params.hostnames = ["127.0.0.1"]
-    params.port = 0
+    params.hostnames = [settings.host]
+    params.port = settings.port
     params.n_threads_http = 1
-    params.api_keys = [key]
+    params.api_keys = [key] if key is not None else []
     params.verbosity = 0
     return params
 
@@ -180,11 +209,12 @@ class StreamedCompletion:
 
 
 class LlamaServer:
-    """One loaded model and llama.cpp's server loop around it (listening only on 127.0.0.1, behind a random key)."""
+    """One loaded model and llama.cpp's server loop around it, listening on ``settings.host`` (127.0.0.1 unless
+    said otherwise), behind a random key unless ``guarded`` is False (``tsuka serve``)."""
 
-    def __init__(self, settings: ServerSettings, template: str | None = None) -> None:
+    def __init__(self, settings: ServerSettings, template: str | None = None, *, guarded: bool = True) -> None:
         runtime = _import_runtime()
-        self._key = secrets.token_hex(16)
+        self._key = secrets.token_hex(16) if guarded else None
         try:
             self._server: Any = runtime.Server(_params(runtime, settings, template, self._key))
         except Exception as error:
@@ -194,7 +224,7 @@ class LlamaServer:
     def _ask(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
         import httpx
 
-        headers = {"Authorization": f"Bearer {self._key}"}
+        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         with httpx.Client(base_url=self.url, headers=headers, timeout=60, trust_env=False) as client:
             reply = client.request(method, path, json=body)
         data = reply.json()

@@ -145,15 +145,19 @@ class LevelRecord(Lenient):
     ``tsuka compare`` says when two sides differ in any of them."""
     chat_template: str | None = None
     """Present for a model run in-process (``embedded``): the chat template its requests were rendered with:
-    ``model`` (its own), ``chatml-tools.jinja`` (tsuka's ChatML tool template, for a ChatML model whose own
-    template renders no tools), or ``model, tools: chatml-tools.jinja`` (its own, but tool requests in tsuka's
-    ChatML tool template). Served by llama-server with its own template, such a model gets llama.cpp's generic
-    tool handling instead, and its ``toolCalling`` score can differ; the run says so."""
+    ``model`` (its own), a tool template of tsuka's in the model's own turn format for a model whose own
+    template renders no tools (``chatml-tools.jinja`` for ChatML, also for a file that carries no template;
+    ``gemma-tools.jinja`` for Gemma's turns), or ``model, tools: chatml-tools.jinja`` (its own, but tool
+    requests in tsuka's ChatML tool template). With ``--option chat_template=FILE``, ``model`` is that file's
+    name. Served by llama-server with its own template, such a model gets llama.cpp's generic tool handling
+    instead, and its ``toolCalling`` score can differ; the run says so."""
     compute: dict[str, Any] | None = None
     """Present for a model run in-process (``embedded``): the CPU threads it computed with and why: ``threads``,
     ``cores`` (those the process may run on), ``busyCores`` (kept busy by other programs when the model loaded),
     ``load`` (the one-minute load average then), ``chosenBy`` (``free cores``, or ``option`` for ``--option
-    threads=N``). Speed depends on them; the answers do not."""
+    threads=N``), ``parallel`` (answers decoded together: 1 unless ``--option parallel=N``). Speed depends on
+    them; the answers do not, unless ``parallel`` is above 1 (llama.cpp's batched decoding is not
+    batch-invariant)."""
     backend_options: dict[str, Any] | None = None
     """Present when ``--option`` (or a project file's ``options``) set any: the backend options, ``stream``
     among them, with every secret value masked."""
