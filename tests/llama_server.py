@@ -1,6 +1,7 @@
 """Serve a GGUF model over llama.cpp's OpenAI-compatible HTTP API (xllamacpp's server) on 127.0.0.1, for tests.
 
-usage: python tests/llama_server.py MODEL.gguf [--alias NAME] [--tool-template | --chat-template-file FILE]
+usage: python tests/llama_server.py [-m] MODEL.gguf [--alias NAME] [--tool-template | --chat-template-file FILE]
+       [--port PORT] [--jinja]
        [-t THREADS] [-np SLOTS] [-c CTX] [-n TOKENS] [--no-cache-prompt] [-fa on|off|auto]
        [--temp T] [--top-k K] [--seed S] [--repeat-penalty P]
 
@@ -29,8 +30,12 @@ TOOL_TEMPLATE = Path(__file__).resolve().parents[1] / "tsuka_core" / "backends" 
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model")
+    parser.add_argument("model", nargs="?")
+    parser.add_argument("-m", "--model", dest="model_file", help="the model, as llama-server takes it")
     parser.add_argument("--alias", default="smollm2")
+    parser.add_argument("--host", default="127.0.0.1", choices=("127.0.0.1",), help="loopback only, for tests")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--jinja", action="store_true", help="always on: accepted as llama-server takes it")
     template = parser.add_mutually_exclusive_group()
     template.add_argument("--tool-template", action="store_true")
     template.add_argument("--chat-template-file", type=Path)
@@ -44,7 +49,11 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--top-k", type=int)
     parser.add_argument("--seed", type=int)
     parser.add_argument("--repeat-penalty", type=float)
-    return parser.parse_args()
+    args = parser.parse_args()
+    args.model = args.model_file or args.model
+    if args.model is None:
+        parser.error("give the model (MODEL or -m MODEL)")
+    return args
 
 
 def server_params(args: argparse.Namespace) -> xllamacpp.CommonParams:
@@ -71,8 +80,8 @@ def server_params(args: argparse.Namespace) -> xllamacpp.CommonParams:
     for flag, field in (("temp", "temp"), ("top_k", "top_k"), ("seed", "seed"), ("repeat_penalty", "penalty_repeat")):
         if getattr(args, flag) is not None:
             setattr(params.sampling, field, getattr(args, flag))
-    params.hostnames = ["127.0.0.1"]
-    params.port = 0
+    params.hostnames = [args.host]
+    params.port = args.port
     params.verbosity = 0
     return params
 

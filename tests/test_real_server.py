@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import os
 import selectors
+import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,7 @@ from click.testing import CliRunner
 
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse
 from tsuka_core.backends.embedded import INSTALL_MODEL, INSTALL_RUNTIME, EmbeddedBackend, bundled_model_path
+from tsuka_core.backends.llama_runtime import GEMMA_TOOL_TEMPLATE, TOOL_TEMPLATE, tool_template_path
 from tsuka_core.backends.openai import OpenAIBackend
 from tsuka_core.cli.main import cli
 from tsuka_core.engine.sweep import ModelSweep, sweep_models
@@ -32,11 +34,7 @@ pytestmark = pytest.mark.heavy
 SERVER_SCRIPT = Path(__file__).with_name("llama_server.py")
 SUITE_MAX_TOKENS = 128
 """Completion limit of the suite comparisons (the default suite's JSON answers run to 512 tokens otherwise)."""
-EMBEDDED_FLAGS = (
-    *("--tool-template", "-t", str(len(os.sched_getaffinity(0))), "-np", "4", "-c", str(4 * 4096)),
-    *("--no-cache-prompt", "-fa", "off", "--temp", "0", "--top-k", "1", "--seed", "42", "--repeat-penalty", "1"),
-)
-"""llama-server's flags for serving SmolLM2 exactly as the embedded backend does by default."""
+GEMMA_TURNS = Path(__file__).with_name("data") / "gemma-turns.jinja"
 ALIAS = "smollm2"
 START_TIMEOUT = 180.0
 STOP_TIMEOUT = 15.0
@@ -139,10 +137,57 @@ def plain_server(model: Path) -> Iterator[str]:
     stop_server(process)
 
 
+def serve_line(*args: str) -> list[str]:
+    """The llama-server command line `tsuka serve --port 0 ARGS` prints; the server is stopped by Ctrl-C (SIGINT)
+    once it has said it, and must end with status 0."""
+    command = [sys.executable, "-m", "tsuka_core", "serve", "--port", "0", *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    try:
+        for line in process.stdout:
+            if line.startswith("  the same as: "):
+                return shlex.split(line.removeprefix("  the same as: "))
+        raise RuntimeError(f"tsuka serve printed no llama-server line (exit status {process.poll()})")
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=STOP_TIMEOUT) == 0
+
+
+def start_llama_server(line: Sequence[str]) -> tuple[subprocess.Popen[str], str]:
+    """Start the stand-in for llama-server (tests/llama_server.py) with ``line``'s flags, on a free port."""
+    assert line[0] == "llama-server"
+    flags = list(line[1:])
+    flags[flags.index("--port") + 1] = "0"
+    process = subprocess.Popen([sys.executable, str(SERVER_SCRIPT), *flags], stdout=subprocess.PIPE, text=True)
+    try:
+        return process, _wait_ready(process)
+    except BaseException:
+        stop_server(process)
+        raise
+
+
 @pytest.fixture(scope="module")
 def embedded_flags_server(model: Path) -> Iterator[str]:
-    """The server started with the flags docs/embedded.md gives for reproducing the embedded backend."""
-    process, url = start_server(model, *EMBEDDED_FLAGS)
+    """llama-server (its stand-in) started with the command line `tsuka serve` prints for the bundled model."""
+    line = serve_line()
+    chosen = {flag: line[line.index(flag) + 1] for flag in ("--port", "-t")}  # a free port; the free cores
+    assert line == [
+        *("llama-server", "-m", str(model), "--alias", model.stem, "--host", "127.0.0.1"),
+        *("--port", chosen["--port"], "--jinja", "--chat-template-file", tool_template_path(TOOL_TEMPLATE)),
+        *("-np", "1", "-c", "4096", "-t", chosen["-t"], "--no-cache-prompt", "-fa", "off"),
+        *("--temp", "0", "--top-k", "1", "--seed", "42", "--repeat-penalty", "1"),
+    ]
+    process, url = start_llama_server(line)
+    yield url
+    stop_server(process)
+
+
+@pytest.fixture(scope="module")
+def gemma_turns_server(model: Path) -> Iterator[str]:
+    """The same, for the bundled model given a template in Gemma's turns: gemma-tools.jinja on the line."""
+    line = serve_line("--option", f"chat_template={GEMMA_TURNS}")
+    assert line[line.index("--chat-template-file") + 1] == tool_template_path(GEMMA_TOOL_TEMPLATE)
+    process, url = start_llama_server(line)
     yield url
     stop_server(process)
 
@@ -300,24 +345,41 @@ def answer(response: ChatResponse | None) -> Any:
     return (response.content, [(call.name, call.arguments) for call in response.tool_calls])
 
 
-@pytest.mark.model
-def test_the_embedded_backend_answers_as_llama_server_with_the_documented_flags_run_after_run(
-    model: Path, embedded_flags_server: str, suite: Suite
-) -> None:
+def embedded_and_served(
+    model: Path, url: str, suite: Suite, options: Mapping[str, str] | None = None
+) -> list[list[tuple[str, float, list[Any]]]]:
+    """The suite's answers from the embedded backend twice (with ``options``), then from the server at ``url``."""
+
     async def main() -> list[list[tuple[str, float, list[Any]]]]:
         async with httpx.AsyncClient() as client:
-            config = BackendConfig(max_tokens=SUITE_MAX_TOKENS)
+            config = BackendConfig(max_tokens=SUITE_MAX_TOKENS, options=dict(options or {}))
             embedded = [await suite_answers(EmbeddedBackend(config, client), model.stem, suite) for _ in range(2)]
-            served = BackendConfig(
-                base_url=f"{embedded_flags_server}/v1", max_tokens=SUITE_MAX_TOKENS, temperature=0, seed=42
-            )
-            return [*embedded, await suite_answers(OpenAIBackend(served, client), ALIAS, suite)]
+            served = BackendConfig(base_url=f"{url}/v1", max_tokens=SUITE_MAX_TOKENS, temperature=0, seed=42)
+            return [*embedded, await suite_answers(OpenAIBackend(served, client), model.stem, suite)]
 
-    first, second, server = asyncio.run(main())
+    return asyncio.run(main())
+
+
+@pytest.mark.model
+def test_the_embedded_backend_answers_as_llama_server_with_the_flags_tsuka_serve_prints_run_after_run(
+    model: Path, embedded_flags_server: str, suite: Suite
+) -> None:
+    first, second, server = embedded_and_served(model, embedded_flags_server, suite)
     assert [score for _, score, _ in first] == [score for _, score, _ in server]
     assert first == server
     assert first == second
     assert any(score > 0 for _, score, _ in first)
+
+
+@pytest.mark.model
+def test_in_gemma_turns_too_the_embedded_backend_answers_as_llama_server_with_the_printed_flags(
+    model: Path, gemma_turns_server: str, suite: Suite
+) -> None:
+    """A model whose own template is in Gemma's turns: gemma-tools.jinja, embedded and served, the same answers."""
+    first, second, server = embedded_and_served(model, gemma_turns_server, suite, {"chat_template": str(GEMMA_TURNS)})
+    assert first == server
+    assert first == second
+    assert any(calls for _, _, steps in first for _, calls in steps if calls)  # tool calls were parsed, and compared
 
 
 CUT_SUITE_TEST: dict[str, Any] = {

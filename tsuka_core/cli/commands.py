@@ -71,6 +71,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "runs",
         "List the recorded runs, newest first: when, what, against which server, and the tier of each level.",
     ),
+    "serve": LazyCommand(
+        "serve_cmd",
+        "serve",
+        "Serve MODEL over llama.cpp's OpenAI-compatible HTTP API, exactly as the embedded backend runs it.",
+    ),
     "scorecard": LazyCommand(
         "scorecard_cmd",
         "scorecard",
