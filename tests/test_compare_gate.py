@@ -171,3 +171,22 @@ def test_a_drop_measured_with_other_settings_is_said_to_coincide_with_them(tmp_p
     assert data["hasRegression"]
     assert data["regressions"][-1].startswith("the drop coincides with changed settings (maxTokens 512 → 24")
     assert any("were measured with different settings (maxTokens 512 → 24" in note for note in data["notes"])
+
+
+def test_how_the_tools_reached_the_prompt_is_a_setting_compare_names() -> None:
+    """The embedded model's tool template against a llama.cpp server whose template renders no tools: compare says
+    the two differ in how the tools were rendered, the chat template and tool support, not only in the backend."""
+    from tsuka_core.compare.settings import differences, record_settings
+    from tsuka_core.record.level import LevelRecord
+
+    embedded = record_settings(LevelRecord.parse({"backend": "embedded", "chatTemplate": "chatml-tools.jinja"}))
+    generic = record_settings(LevelRecord.parse({"backend": "openai", "toolCallingServerSupport": False}))
+    native = record_settings(LevelRecord.parse({"backend": "openai", "toolCallingServerSupport": True}))
+    assert differences(embedded, generic) == [
+        "backend embedded → openai",
+        "tools rendered by chat template chatml-tools.jinja → server's generic handling: its template renders no tools",
+    ]
+    assert differences(generic, native) == [
+        "tools server's generic handling: its template renders no tools → rendered by the server's chat template"
+    ]
+    assert "tools" not in record_settings(LevelRecord.parse({"backend": "openai"}))  # unknown: never a difference

@@ -118,7 +118,7 @@ def test_compare_reads_a_levels_settings_from_its_record_the_chat_template_among
     other = LevelRecord.parse({"backend": "embedded", "provider": "embedded", "chatTemplate": "model",
                                "sampling": {"maxTokens": 512, "temperature": 0.7, "topK": 40}})  # fmt: skip
     assert differences(record_settings(embedded), record_settings(other)) == [
-        "chatTemplate chatml-tools.jinja → model",
+        "tools rendered by chat template chatml-tools.jinja → rendered by chat template model",
         "temperature 0 → 0.7",
         "topK 1 → 40",
     ]

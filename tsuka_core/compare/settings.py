@@ -14,7 +14,7 @@ from typing import Any
 from tsuka_core.record.level import LevelRecord
 from tsuka_core.storage.history_types import StoredRun
 
-__all__ = ["differences", "profile_settings", "record_settings", "run_settings"]
+__all__ = ["differences", "profile_settings", "record_settings", "run_settings", "tool_prompt"]
 
 _SAMPLING = ("maxTokens", "temperature", "seed", "topK", "repeatPenalty")
 _RUN = ("maxTokens", "temperature", "seed", "backendOptions", "repeats", "modelPath")
@@ -30,21 +30,34 @@ def run_settings(run: StoredRun) -> dict[str, Any]:
 
 
 def record_settings(record: LevelRecord) -> dict[str, Any]:
-    """What a level's record says it was measured with: backend, provider, repeats, options, sampling, the chat
-    template an in-process model used and the kind of server."""
+    """What a level's record says it was measured with: backend, provider, repeats, options, sampling, how the
+    tools reached the prompt (:func:`tool_prompt`) and the kind of server."""
     found: dict[str, Any] = {k: record.found(k) for k in ("backend", "provider") if record.found(k) is not None}
     if record.repeats:
         found["repeats"] = record.repeats
     if record.backend_options:
         found["backendOptions"] = record.backend_options
-    if record.chat_template:
-        found["chatTemplate"] = record.chat_template
+    tools = tool_prompt(record)
+    if tools is not None:
+        found["tools"] = tools
     kind = (record.server or {}).get("kind")
     if kind:
         found["server"] = kind
     sampling = record.sampling or {}
     found.update({k: v for k, v in sampling.items() if k in _SAMPLING and v is not None})
     return found
+
+
+def tool_prompt(record: LevelRecord) -> str | None:
+    """How the offered tools reached the model's prompt, where the record says: the chat template an in-process
+    model was rendered with, or whether a llama.cpp server's template rendered them (else its generic handling)."""
+    if record.chat_template:
+        return f"rendered by chat template {record.chat_template}"
+    if record.tool_calling_server_support is False:
+        return "server's generic handling: its template renders no tools"
+    if record.tool_calling_server_support:
+        return "rendered by the server's chat template"
+    return None
 
 
 profile_settings = record_settings
