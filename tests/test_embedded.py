@@ -43,6 +43,7 @@ from tsuka_core.backends.llama_runtime import (
 )
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.record import LevelRecord
+from tsuka_core.suite.model import Suite
 
 FIND_USER: dict[str, Any] = {
     "type": "function",
@@ -154,7 +155,7 @@ def test_sampling_is_pinned_recorded_and_overridable() -> None:
         "sampling": {"temperature": 0.7, "seed": 7, "repeatPenalty": 1.1, "topK": 40, "maxTokens": 512}
     }
     assert (tuned.n_ctx, tuned.threads, tuned.parallel) == (2048, 2, 3)
-    assert (backend().n_ctx, backend().threads, backend().parallel) == (4096, 0, 4)  # threads: chosen at load
+    assert (backend().n_ctx, backend().threads, backend().parallel) == (4096, 0, 1)  # threads: chosen at load
     assert backend(options={"threads": "0", "parallel": "0"}).threads == 0
     assert backend().provider == "embedded"
 
@@ -230,11 +231,13 @@ class FakeModel:
     loads: ClassVar[list[Path]] = []
     closed: ClassVar[int] = 0
     current: ClassVar[FakeModel | None] = None
+    load_seconds: ClassVar[float] = 0.0
 
     def __init__(
         self, path: Path, n_ctx: int, parallel: int, threads: int, sampling: embedded.Sampling, own: object = None
     ) -> None:
         del n_ctx, threads, sampling, own
+        time.sleep(FakeModel.load_seconds)
         FakeModel.loads.append(path)
         FakeModel.current = self
         self.parallel = parallel
@@ -920,3 +923,46 @@ def test_serve_refuses_what_it_cannot_serve_in_one_line(tmp_path: Path) -> None:
     option = invoke("serve", "--option", "bogus=1")
     assert (option.exit_code, option.stderr.count("\n")) == (2, 1)
     assert "backend 'embedded' has no option 'bogus'" in option.stderr
+
+
+def test_a_note_is_taken_for_its_own_model_and_a_general_one_by_whichever_asks_first() -> None:
+    """Two models measured at once share the backend: each level takes the notes added for its model, and those
+    for none in particular, never the other model's."""
+    subject = backend()
+    subject.add_note("threads of a", "a")
+    subject.add_note("the machine is busy")
+    subject.add_note("threads of b", "b")
+    assert subject.take_notes("a") == ["threads of a", "the machine is busy"]
+    assert subject.take_notes("a") == []
+    subject.add_note("template of a", "a")
+    assert subject.take_notes("b") == ["threads of b"]
+    assert subject.take_notes() == ["template of a"]
+
+
+def test_models_measured_together_each_say_their_own_load_notes(
+    fake_model: type[FakeModel], fake_models: Path, monkeypatch: pytest.MonkeyPatch, suite: Suite
+) -> None:
+    """`tsuka run all` sweeps the models at once: the threads each loaded with are said under its own name."""
+    from tsuka_core.engine.sweep import ModelSweep, sweep_models
+
+    monkeypatch.setenv(MODELS_DIR_ENV, str(fake_models))
+    monkeypatch.setattr(FakeModel, "load_seconds", 0.3)  # the two loads overlap, as real ones do
+    said: list[str] = []
+
+    class Notes:
+        def level_started(self, *args: object) -> None: ...
+        def test_done(self, *args: object) -> None: ...
+        def note(self, message: str) -> None:
+            said.append(message)
+
+    async def keep(swept: ModelSweep) -> None: ...
+
+    async def main() -> None:
+        subject = backend(options={"parallel": "2"})
+        await sweep_models(subject, suite, ["a-model", "b-model"], ("none",), observer=Notes(), on_model=keep)
+        await subject.aclose()
+
+    asyncio.run(main())
+    loads = [note for note in said if "thread(s)" in note]
+    assert sorted(note.split(":")[0] for note in loads) == ["a-model", "b-model"]
+    assert sorted(note.split(":")[0] for note in said if embedded.BATCHED in note) == ["a-model", "b-model"]

@@ -230,17 +230,22 @@ class Backend:
         self.config = config
         self.client = client
 
-    def take_notes(self) -> list[str]:
+    def take_notes(self, model: str | None = None) -> list[str]:
         """What arose while answering that the user must be told (a server that refused streaming, say), once.
 
-        The sweep asks after each level; a backend adds to it with :meth:`add_note`.
+        The sweep asks after each level of ``model``, and gets the notes added for no model in particular and
+        those added for ``model``; the notes of another model measured at the same time stay for it. Without
+        ``model``: every note. A backend adds to them with :meth:`add_note`.
         """
-        notes: list[str] = self.__dict__.pop("_pending_notes", [])
-        return notes
+        pending: list[tuple[str | None, str]] = self.__dict__.get("_pending_notes", [])
+        mine = [(who, message) for who, message in pending if model is None or who in (None, model)]
+        self.__dict__["_pending_notes"] = [item for item in pending if item not in mine]
+        return [message for _, message in mine]
 
-    def add_note(self, message: str) -> None:
-        """Keep ``message`` for :meth:`take_notes` (a subclass need not call ``__init__`` for this)."""
-        self.__dict__.setdefault("_pending_notes", []).append(message)
+    def add_note(self, message: str, model: str | None = None) -> None:
+        """Keep ``message`` for :meth:`take_notes`, about ``model`` when given (a subclass need not call
+        ``__init__`` for this)."""
+        self.__dict__.setdefault("_pending_notes", []).append((model, message))
 
     @classmethod
     def description(cls) -> str:

@@ -34,9 +34,9 @@ class DelegatingBackend(Backend):
         """The wrapped backend's provider."""
         return self.inner.provider
 
-    def take_notes(self) -> list[str]:
-        """The wrapped backend's notes, and any added to the wrapper."""
-        return [*super().take_notes(), *self.inner.take_notes()]
+    def take_notes(self, model: str | None = None) -> list[str]:
+        """The wrapped backend's notes, and any added to the wrapper (of ``model``, or of none in particular)."""
+        return [*super().take_notes(model), *self.inner.take_notes(model)]
 
     def effort_params(self, effort: Effort) -> dict[str, Any]:
         """The wrapped backend's effort parameters."""

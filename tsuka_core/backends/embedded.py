@@ -266,7 +266,7 @@ class EmbeddedBackend(Backend):
 
         from tsuka_core.backends.llama_runtime import tool_template_path
 
-        loaded = await asyncio.to_thread(self._loaded, self.model_file(model))
+        loaded = await asyncio.to_thread(self._loaded, self.model_file(model), model)
         reads = loaded.effort_note()
         if loaded.own_for_tools:
             return reads
@@ -277,7 +277,7 @@ class EmbeddedBackend(Backend):
         )
         template = f"{loaded.template_said()}; {advice}"
         if reads is None:  # efforts apply: the template is said on its own (the sweep names the model before it)
-            self.add_note(template)
+            self.add_note(template, model)
             return None
         return f"{template}; {reads}"  # one note for both, the effort last: the sweep's "measured once without it"
 
@@ -312,7 +312,7 @@ class EmbeddedBackend(Backend):
         cancel = threading.Event()
         async with self._in_flight:
             try:
-                result, duration = await in_daemon(self._generate, path, body, cancel)
+                result, duration = await in_daemon(self._generate, (path, request.model), body, cancel)
             except asyncio.CancelledError:
                 cancel.set()
                 raise
@@ -337,10 +337,12 @@ class EmbeddedBackend(Backend):
             "--option threads=1 (or fewer threads than cores) is often faster then, with the same answers"
         )
 
-    def _generate(self, path: Path, body: dict[str, Any], cancel: threading.Event) -> tuple[dict[str, Any], float]:
+    def _generate(
+        self, model: tuple[Path, str], body: dict[str, Any], cancel: threading.Event
+    ) -> tuple[dict[str, Any], float]:
         from tsuka_core.backends.llama_runtime import Cancelled
 
-        server = self._loaded(path).server_for(bool(body.get("tools")))
+        server = self._loaded(*model).server_for(bool(body.get("tools")))
         start = time.perf_counter()
         try:
             result = server.chat(body, lambda: cancel.is_set() or self._closing.is_set())
@@ -351,7 +353,8 @@ class EmbeddedBackend(Backend):
             result[RENDERED] = _rendered(server, body)
         return result, duration
 
-    def _loaded(self, path: Path) -> LoadedModel:
+    def _loaded(self, path: Path, model: str | None = None) -> LoadedModel:
+        """The model of ``path``, loaded on first use; what loading says is noted for ``model`` (its name)."""
         from tsuka_core.backends.embedded_model import LoadedModel
 
         with self._models_lock:
@@ -362,9 +365,9 @@ class EmbeddedBackend(Backend):
             if slot.model is None:
                 slot.threads = choose_threads(self.threads)
                 self._most_threads = max(self._most_threads, slot.threads.threads)
-                self.add_note(slot.threads.said())
+                self.add_note(slot.threads.said(), model)
                 if self.parallel > 1:
-                    self.add_note(BATCHED)
+                    self.add_note(BATCHED, model)
                 try:
                     slot.model = LoadedModel(
                         path, self.n_ctx, self.parallel, slot.threads.threads, self.sampling, self.own_template

@@ -176,7 +176,7 @@ class _Sweeper:
 
     def _say_notes(self, model: str) -> None:
         """Say what the backend noted (the threads a model loaded with, a template it lacks) as soon as known."""
-        for note in self.backend.take_notes():
+        for note in self.backend.take_notes(model):
             self.observer.note(f"{model}: {note}")
 
     def _scored(self, model: str, effort: Effort | None, tests: Sequence[TestResult]) -> LevelResult:

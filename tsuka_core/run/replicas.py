@@ -81,11 +81,11 @@ class ReplicaSet(DelegatingBackend):
             each = f"in flight by their servers' slots ({' + '.join(map(str, limits))}; -j sets one number for each)"
         return f"{len(alive)} replica(s), {each}: {sum(limits)} in all"
 
-    def take_notes(self) -> list[str]:
+    def take_notes(self, model: str | None = None) -> list[str]:
         """Its own notes, then each replica's (a replica that stopped streaming, say), each once."""
-        notes = Backend.take_notes(self)
+        notes = Backend.take_notes(self, model)
         for replica in self._replicas:
-            notes += replica.backend.take_notes()  # each names its replica's provider itself
+            notes += replica.backend.take_notes(model)  # each names its replica's provider itself
         return notes
 
     def _alive(self) -> list[_Replica]:
