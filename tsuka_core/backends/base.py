@@ -101,7 +101,10 @@ class ChatResponse:
     reasoning: str | None = None
     """Separate reasoning the server sent (never checked, never sent back)."""
     prompt_tokens: int | None = None
+    """Tokens of the prompt, as the server counted them (``usage.prompt_tokens``); None when it sent none."""
     completion_tokens: int = 0
+    """Tokens of the answer, reasoning included (``usage.completion_tokens``), or estimated from the text
+    (then ``usage_estimated``)."""
     usage_estimated: bool = False
     """True when the server sent no usage and ``completion_tokens`` was estimated from text."""
     duration: float = 0.0
@@ -222,6 +225,11 @@ class Backend:
     lists_every_model: ClassVar[bool] = False
     """True when :meth:`list_models` names every model the backend answers for, so that a name it does not
     list is refused before any request (a server that answers any name with its one model is caught)."""
+    server_timing_names: ClassVar[Mapping[str, str] | None] = None
+    """What the server calls the timings a server-timed answer gives (``speed_source="server"``), by the
+    :class:`ChatResponse` field they fill: ``generated_tokens``, ``generation_ms``, ``prompt_processed``,
+    ``prompt_ms`` (llama.cpp: ``timings.predicted_n``, ...). The profile's speed-figure formulas name them;
+    a field left out is named by its ``ChatResponse`` name."""
     streams: ClassVar[bool] = False
     """Deprecated in 0.3.0, removed in 0.4.0: read by nothing. Each answer's ``speed_source`` (``stream``,
     ``server`` or wall time) says how it was timed (docs/measurement.md)."""

@@ -16,7 +16,16 @@ from tsuka_core.terms import Effort
 
 __all__ = ["CLASS_FACTS", "DelegatingBackend", "seen_as"]
 
-CLASS_FACTS = ("name", "applies_effort", "env_vars", "api_key_env", "lists_every_model", "streams", "option_help")
+CLASS_FACTS = (
+    "name",
+    "applies_effort",
+    "env_vars",
+    "api_key_env",
+    "lists_every_model",
+    "streams",
+    "option_help",
+    "server_timing_names",
+)
 """What the engine reads from a backend's class: a wrapper's class answers them as the wrapped class does."""
 
 

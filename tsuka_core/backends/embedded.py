@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, check_options, run_seed
 from tsuka_core.backends.cpu import ThreadChoice, choose_threads, usable_cores
 from tsuka_core.backends.embedded_model import OwnTemplate, Sampling
-from tsuka_core.backends.llama_runtime import Timings
+from tsuka_core.backends.llama_runtime import LLAMA_CPP_TIMINGS, Timings
 from tsuka_core.backends.native_calls import in_daemon
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.terms import Effort
@@ -172,6 +172,7 @@ class EmbeddedBackend(Backend):
     name: ClassVar[str] = "embedded"
     env_vars: ClassVar[tuple[str, ...]] = (MODELS_DIR_ENV,)
     option_help: ClassVar[Mapping[str, str] | None] = OPTIONS
+    server_timing_names: ClassVar[Mapping[str, str] | None] = LLAMA_CPP_TIMINGS
     lists_every_model: ClassVar[bool] = True
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:

@@ -26,6 +26,7 @@ from tsuka_core.errors import BackendError
 __all__ = [
     "FALLBACK_TEMPLATE",
     "GEMMA_TOOL_TEMPLATE",
+    "LLAMA_CPP_TIMINGS",
     "TOOL_TEMPLATE",
     "TOOL_TEMPLATES",
     "Cancelled",
@@ -54,6 +55,13 @@ FALLBACK_TEMPLATE = (  # the newlines inside the quoted strings are real ones, a
 )
 """The template llama.cpp serves a GGUF file with when the file carries none (its ``CHATML_TEMPLATE_SRC``), as
 ``GET /props`` reports it."""
+LLAMA_CPP_TIMINGS: Mapping[str, str] = {
+    "generated_tokens": "timings.predicted_n",
+    "generation_ms": "timings.predicted_ms",
+    "prompt_processed": "timings.prompt_n",
+    "prompt_ms": "timings.prompt_ms",
+}
+"""llama.cpp's names for the timings of an answer (``Backend.server_timing_names`` of the backends that read them)."""
 INSTALL_RUNTIME = "pip install 'tsuka[embedded]'"
 
 

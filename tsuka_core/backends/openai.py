@@ -21,6 +21,7 @@ from tsuka_core.backends.base import (
     run_seed,
 )
 from tsuka_core.backends.http import BodyReader, JsonReply, StatusError, request_json
+from tsuka_core.backends.llama_runtime import LLAMA_CPP_TIMINGS
 from tsuka_core.backends.openai_stream import (
     STREAM_FIELDS,
     STREAM_OPTIONS,
@@ -95,6 +96,8 @@ class OpenAIBackend(Backend):
     lists_every_model: ClassVar[bool] = True
     streams: ClassVar[bool] = True
     option_help: ClassVar[Mapping[str, str] | None] = STREAM_OPTIONS
+    server_timing_names: ClassVar[Mapping[str, str] | None] = LLAMA_CPP_TIMINGS
+    """The only server-timed answers it reads are llama.cpp's ``timings``."""
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         super().__init__(config, client)

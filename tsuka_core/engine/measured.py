@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -17,8 +17,11 @@ from tsuka_core.engine.speed_figures import speed_figures
 __all__ = ["effort_effective", "measured_fields", "repeats_identical", "with_effort_effective"]
 
 
-def measured_fields(tests: Sequence[TestResult], facts: ServerFacts | None) -> dict[str, Any]:
-    """``speedSource`` and what else is known of a level's answers and its server, as profile fields."""
+def measured_fields(
+    tests: Sequence[TestResult], facts: ServerFacts | None, timing_names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """``speedSource`` and what else is known of a level's answers and its server, as profile fields
+    (``timing_names``: what the backend's server calls its timings, for the speed figures' formulas)."""
     speed = level_speed(tests)
     fields: dict[str, Any] = {"speedSource": speed.source}
     optional = {
@@ -27,7 +30,7 @@ def measured_fields(tests: Sequence[TestResult], facts: ServerFacts | None) -> d
         "avgReasoningTokens": avg_reasoning_tokens(tests),
     }
     fields.update({name: value for name, value in optional.items() if value is not None})
-    figures = speed_figures(tests)
+    figures = speed_figures(tests, timing_names)
     if figures:
         fields["speedFigures"] = figures
     faults = Counter(s.fault for t in tests for s in t.steps if s.fault is not None)

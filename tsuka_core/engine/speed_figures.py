@@ -12,7 +12,7 @@ llama-bench's, vLLM's and guidellm's.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tsuka_core.backends.base import ChatResponse
@@ -21,18 +21,29 @@ from tsuka_core.engine.metrics import speed_of
 from tsuka_core.engine.results import TestResult
 from tsuka_core.judge.scoring import round_half_up
 
-__all__ = ["FORMULAS", "TOKENS_PER_SECOND", "figures_line", "figures_of", "percentile", "speed_figures"]
+__all__ = [
+    "FORMULAS",
+    "TIMING_FIELDS",
+    "TOKENS_PER_SECOND",
+    "figures_line",
+    "figures_of",
+    "percentile",
+    "speed_figures",
+]
 
 FORMULAS: dict[tuple[str, str], str] = {
     ("timeToFirstTokenMs", "stream"): "arrival of the first generated token - request sent (queue wait included)",
-    ("timeToFirstTokenMs", "server"): "timings.prompt_ms (the server's prompt time; queue wait excluded)",
+    ("timeToFirstTokenMs", "server"): "{prompt_ms} (the server's prompt time; queue wait excluded)",
     ("decodeTokensPerSecond", "stream"): "(completion_tokens - 1) / (arrival of the last token - of the first)",
-    ("decodeTokensPerSecond", "server"): "timings.predicted_n / timings.predicted_ms",
+    ("decodeTokensPerSecond", "server"): "{generated_tokens} / {generation_ms}",
     ("prefillTokensPerSecond", "stream"): "prompt_tokens / time to first token",
-    ("prefillTokensPerSecond", "server"): "timings.prompt_n / timings.prompt_ms",
+    ("prefillTokensPerSecond", "server"): "{prompt_processed} / {prompt_ms}",
     ("latencyMs", "wall"): "end of the answer - request sent (the successful attempt)",
 }
-"""Each figure's formula, by the source it was measured from."""
+"""Each figure's formula, by the source it was measured from; a server's timings are named as the backend's
+``server_timing_names`` says (else by their ``ChatResponse`` names)."""
+TIMING_FIELDS = ("generated_tokens", "generation_ms", "prompt_processed", "prompt_ms")
+"""The ``ChatResponse`` fields a server's timings fill."""
 
 _Value = Callable[[ChatResponse], float | None]
 
@@ -74,39 +85,42 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def speed_figures(tests: Sequence[TestResult]) -> dict[str, Any]:
+def speed_figures(tests: Sequence[TestResult], timing_names: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The level's figures, each from the answers that have it; a figure no answer has is left out.
 
     The time to the first token, decode and prefill speed come from the same
     source as ``tokensPerSecond`` (the server's timings or the stream); with
-    wall time only, just the latency is given.
+    wall time only, just the latency is given. ``timing_names``: the backend's ``server_timing_names``.
     """
-    return figures_of([s.response for t in tests for s in t.steps if s.response is not None])
+    return figures_of([s.response for t in tests for s in t.steps if s.response is not None], timing_names)
 
 
-def figures_of(responses: Sequence[ChatResponse]) -> dict[str, Any]:
+def figures_of(responses: Sequence[ChatResponse], timing_names: Mapping[str, str] | None = None) -> dict[str, Any]:
     """:func:`speed_figures` of the answers themselves (as the history keeps them)."""
     source = speed_of(responses).source
+    names = {field: (timing_names or {}).get(field, field) for field in TIMING_FIELDS}
     figures: dict[str, Any] = {}
     if source != "wall":
         for name, value, faster_is_higher in _TIMED:
             found = [v for r in responses if r.speed_source == source and (v := value(r)) is not None]
             if found:
-                figures[name] = _figure(name, source, found, faster_is_higher)
+                figures[name] = _figure(name, source, found, faster_is_higher, names)
     latencies = [v for r in responses if (v := _latency(r)) is not None]
     if latencies:
-        figures["latencyMs"] = _figure("latencyMs", "wall", latencies, False)
+        figures["latencyMs"] = _figure("latencyMs", "wall", latencies, False, names)
     return figures
 
 
-def _figure(name: str, source: str, values: Sequence[float], faster_is_higher: bool) -> dict[str, Any]:
+def _figure(
+    name: str, source: str, values: Sequence[float], faster_is_higher: bool, names: Mapping[str, str]
+) -> dict[str, Any]:
     tail = 0.05 if faster_is_higher else 0.95
     return {
         "p50": round_half_up(percentile(values, 0.5), 1),
         "p95": round_half_up(percentile(values, tail), 1),
         "answers": len(values),
         "source": source,
-        "formula": FORMULAS[(name, source)],
+        "formula": FORMULAS[(name, source)].format_map(names),
     }
 
 

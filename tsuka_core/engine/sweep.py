@@ -107,7 +107,7 @@ def level_result(
         backend=backend.name,
         extra=extra,
         repeats=repeats,
-        measured=measured_fields(tests, facts)
+        measured=measured_fields(tests, facts, backend.server_timing_names)
         | reliability_fields(per_test)
         | toolcount_fields(per_test)
         | scorecard_fields(suite, tests),

@@ -118,6 +118,13 @@ class OllamaBackend(Backend):
     env_vars: ClassVar[tuple[str, ...]] = ("OLLAMA_HOST",)
     option_help: ClassVar[Mapping[str, str] | None] = OPTIONS
     applies_effort: ClassVar[bool] = True
+    server_timing_names: ClassVar[Mapping[str, str] | None] = {
+        "generated_tokens": "eval_count",
+        "generation_ms": "eval_duration / 10^6",
+        "prompt_processed": "prompt_eval_count",
+        "prompt_ms": "prompt_eval_duration / 10^6",
+    }
+    """Ollama's names for its timings (nanoseconds), which the profile's speed-figure formulas give."""
 
     def __init__(self, config: BackendConfig, client: httpx.AsyncClient) -> None:
         super().__init__(config, client)
