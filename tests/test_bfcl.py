@@ -107,11 +107,20 @@ def _fake_bfcl(root: Path) -> None:
 
 
 def test_the_suites_are_written_once_into_the_cache_and_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With bfcl-eval and mpmath, every category; with the single-turn data alone (a fake laid out as bfcl-eval
+    where it is not installed), the single-turn ones, and a warning saying the multi-turn ones are left out."""
+    single = {c.suite for c in bfcl.SINGLE_TURN}
     if importlib.util.find_spec("bfcl_eval") is None:
         _fake_bfcl(tmp_path / "site")
         monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    found = bfcl.bfcl_suites(tmp_path / "cache")
-    assert set(found) == set(bfcl.CATEGORIES)
+        monkeypatch.setattr(bfcl, "_MULTI_TURN_NEEDS", ("tsuka_not_installed",))  # the fake has no BFCL classes
+    whole = all(importlib.util.find_spec(name) is not None for name in bfcl._MULTI_TURN_NEEDS)
+    if whole:
+        found = bfcl.bfcl_suites(tmp_path / "cache")
+    else:
+        with pytest.warns(UserWarning, match="BFCL's multi-turn suites are left out"):
+            found = bfcl.bfcl_suites(tmp_path / "cache")
+    assert set(found) == (set(bfcl.CATEGORIES) if whole else single)
     first = {name: sorted(p.name for p in folder.iterdir()) for name, folder in found.items()}
     assert bfcl.bfcl_suites(tmp_path / "cache") == found  # already there: nothing written again
     assert {name: sorted(p.name for p in folder.iterdir()) for name, folder in found.items()} == first
