@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 import tsuka_core
-from tsuka_core.deprecated import OLD_NAMES, REMOVED_IN
+from tsuka_core.deprecated import DEPRECATED_IN, OLD_NAMES, REMOVED_IN
 
 # What ``tsuka_core`` exported in 0.1.0 (its __init__ at commit e7fe248), besides the names still public.
 EXPORTED_IN_0_1 = {
@@ -37,7 +37,9 @@ def test_an_old_name_resolves_with_a_warning_naming_the_replacement(name: str) -
         value = getattr(tsuka_core, name)
     assert value is not None
     message = str(caught[0].message)
-    assert message.startswith(f"tsuka_core.{name} is deprecated and will be removed in {REMOVED_IN}; ")
+    assert message.startswith(
+        f"tsuka_core.{name} is deprecated since tsuka {DEPRECATED_IN} and removed in {REMOVED_IN}; "
+    )
     assert "use " in message or "internal now (tsuka_core." in message
     assert caught[0].filename == __file__
 

@@ -2,7 +2,9 @@
 
 The policy (docs/plugins.md, "Compatibility"): a public name that is renamed
 or removed keeps working for at least one minor release, and its warning
-names what to use instead. These go away in 0.3.
+names what to use instead. These were deprecated in 0.2.0; their removal, first
+planned for 0.3.0, is in 0.4.0, so that plugins written for 0.2 keep loading
+with 0.3.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ import importlib
 import warnings
 from typing import Any
 
-__all__ = ["OLD_NAMES", "REMOVED_IN", "resolve"]
+__all__ = ["DEPRECATED_IN", "OLD_NAMES", "REMOVED_IN", "resolve"]
 
-REMOVED_IN = "0.3"
-"""The release that drops these aliases."""
+DEPRECATED_IN = "0.2.0"
+"""The release that deprecated these aliases."""
+REMOVED_IN = "0.4.0"
+"""The release that drops them."""
 
 _INTERNAL = "internal now; no public replacement"
 
@@ -78,7 +82,7 @@ def resolve(name: str, stacklevel: int = 3) -> Any:
     else:
         instead = f"use {instead}"
     warnings.warn(
-        f"tsuka_core.{name} is deprecated and will be removed in {REMOVED_IN}; {instead}",
+        f"tsuka_core.{name} is deprecated since tsuka {DEPRECATED_IN} and removed in {REMOVED_IN}; {instead}",
         DeprecationWarning,
         stacklevel=stacklevel,
     )

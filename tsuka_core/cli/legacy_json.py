@@ -13,7 +13,7 @@ import click
 __all__ = ["DEPRECATED_JSON_FILE", "LegacyJsonFileCommand"]
 
 DEPRECATED_JSON_FILE = (
-    "tsuka: warning: 'compare --json FILE' is deprecated and will be removed in the next release: "
+    "tsuka: warning: 'compare --json FILE' is deprecated since tsuka 0.2.0 and removed in 0.4.0: "
     "use --json-file FILE ('--json' alone prints the JSON on stdout)"
 )
 

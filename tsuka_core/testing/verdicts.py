@@ -86,5 +86,7 @@ class TestVerdict:
 
 def _deprecated(name: str, instead: str) -> None:
     warnings.warn(
-        f"TestVerdict.{name} is deprecated and will be removed in 0.3; {instead}", DeprecationWarning, stacklevel=3
+        f"TestVerdict.{name} is deprecated since tsuka 0.2.0 and removed in 0.4.0; {instead}",
+        DeprecationWarning,
+        stacklevel=3,
     )
