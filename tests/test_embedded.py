@@ -219,9 +219,9 @@ class FakeServer:
         message = {"role": "assistant", "content": "ok"}
         return {"choices": [{"message": message}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
 
-    def render(self, body: dict[str, Any]) -> str:
+    def render_or_none(self, body: dict[str, Any]) -> str | None:
         if self.model.render_fails:
-            raise httpx.ConnectError("the server stopped")
+            return None
         return "".join(f"[{m['role']}] {m['content']}\n" for m in body["messages"]) + "[assistant]"
 
 
@@ -393,6 +393,23 @@ def test_each_answer_carries_the_prompt_its_template_rendered_or_none_when_it_ca
     first, second = asyncio.run(main())
     assert first.rendered_prompt == "[system] Be brief.\n[user] Hi\n[assistant]"
     assert (second.rendered_prompt, second.text) == (None, "ok")
+
+
+@pytest.mark.parametrize("failure", [httpx.ConnectError("the server stopped"), ValueError("not JSON")])
+def test_a_prompt_the_server_cannot_render_is_none_never_an_error(
+    failure: Exception, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = LlamaServer.__new__(LlamaServer)
+
+    def ask(*args: object) -> dict[str, Any]:
+        raise failure
+
+    monkeypatch.setattr(server, "_ask", ask, raising=False)
+    assert server.render_or_none({"messages": []}) is None
+    monkeypatch.setattr(server, "_ask", lambda *args: {"prompt": "<s>hi"}, raising=False)
+    assert server.render_or_none({"messages": []}) == "<s>hi"
+    monkeypatch.setattr(server, "_ask", lambda *args: {}, raising=False)
+    assert server.render_or_none({"messages": []}) is None
 
 
 @pytest.mark.parametrize(

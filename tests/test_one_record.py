@@ -94,6 +94,33 @@ def test_the_profile_and_the_history_keep_the_same_record(tmp_path: Path) -> Non
     assert profile["backendOptions"] == {"stream": "off"}
 
 
+def test_a_run_builds_each_levels_record_once_and_the_store_and_the_history_carry_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two models at two levels, from a project file's endpoint: four levels, four records built, no more (the
+    out-of-range check, the store, the history and the summary all read the one the level carries)."""
+    from tsuka_core.engine import record
+
+    built: list[str] = []
+
+    def counted(level: LevelResult, *args: Any, **kwargs: Any) -> LevelRecord:
+        built.append(f"{level.model}@{level.effort}")
+        return level_record(level, *args, **kwargs)
+
+    monkeypatch.setattr(record, "level_record", counted)
+    store = tmp_path / "models_profile.json"
+    with LoopbackServer(perfect, models=["m1", "m2"]) as server:
+        project = tmp_path / "tsuka.toml"
+        project.write_text(f'[[endpoints]]\nname = "local"\nbase_url = "{server.base_url}"\n', encoding="utf-8")
+        ran = invoke("run", "all", "--config", project, "--profiles", store, "-e", "none", "-e", "low")
+    assert ran.exit_code == 0, ran.stderr
+    assert sorted(built) == ["m1@low", "m1@none", "m2@low", "m2@none"]
+    profiles = json.loads(store.read_text(encoding="utf-8"))["profiles"]
+    levels = load_run(tmp_path / ".tsuka" / "history.sqlite", 1).levels
+    assert {f"{lv.model}@{lv.effort}": lv.record.stored() for lv in levels} == profiles
+    assert all(profile["provider"].startswith("local ") for profile in profiles.values())
+
+
 def test_two_settings_against_one_model_are_both_recorded_and_compared(tmp_path: Path) -> None:
     store = tmp_path / "models_profile.json"
     with LoopbackServer(perfect, models=["m1"]) as server:

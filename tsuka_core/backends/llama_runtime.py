@@ -21,7 +21,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from tsuka_core.errors import BackendError
+from tsuka_core.errors import BackendError, RequestError
 
 __all__ = [
     "FALLBACK_TEMPLATE",
@@ -34,6 +34,7 @@ __all__ = [
     "ServerSettings",
     "StreamedCompletion",
     "Timings",
+    "raise_refusal",
     "tool_template",
     "tool_template_path",
 ]
@@ -246,6 +247,15 @@ class LlamaServer:
         """The prompt llama.cpp renders for a chat-completion body (``POST /apply-template``)."""
         return str(self._ask("POST", "/apply-template", dict(body)).get("prompt", ""))
 
+    def render_or_none(self, body: Mapping[str, Any]) -> str | None:
+        """:meth:`render`, or None when the server cannot say (an answer stands without its prompt)."""
+        import httpx
+
+        try:
+            return self.render(body) or None
+        except (httpx.HTTPError, ValueError):
+            return None
+
     def chat(self, body: Mapping[str, Any], stop: Callable[[], bool]) -> dict[str, Any]:
         """One chat completion, stopped between two tokens once ``stop()`` is true (then :class:`Cancelled`)."""
         answer = StreamedCompletion()
@@ -267,3 +277,14 @@ class LlamaServer:
     def close(self) -> None:
         """Stop the server loop and free the model."""
         self._server = None
+
+
+def raise_refusal(label: str, result: Mapping[str, Any]) -> None:
+    """Raise the runtime's refusal of a request as a :class:`~tsuka_core.RequestError`."""
+    if "error" not in result:
+        return
+    error = result["error"]
+    message = error.get("message") if isinstance(error, Mapping) else error
+    code = error.get("code") if isinstance(error, Mapping) else None
+    status = code if isinstance(code, int) and not isinstance(code, bool) else None
+    raise RequestError(f"{label}: {message}", status=status)

@@ -21,7 +21,7 @@ from tsuka_core.cli.level_head import (
     tier_text,
 )
 from tsuka_core.cli.safe_console import SafeConsole
-from tsuka_core.engine.record import level_record
+from tsuka_core.engine.record import record_of
 from tsuka_core.suite.model import Suite
 from tsuka_core.textsafe import one_line
 
@@ -101,7 +101,7 @@ def level_summary(level: LevelResult, partial: str | None = None) -> Iterable[Te
     head = HeadOf(
         f"{level.model}@{level.effort}", level.shown_tier, level.complete, level.measured_any, no_tier=no_tier
     )
-    yield from level_head(level_record(level), head)
+    yield from level_head(record_of(level), head)
     for group in level.per_test:
         name = group.test.name
         if level.repeats == 1 and group.runs[0].status == "error":

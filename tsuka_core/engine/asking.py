@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
-from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortRejected, masked_response
+from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, EffortRejected
 from tsuka_core.backends.http import StatusError
+from tsuka_core.backends.masked_answers import masked_response
 from tsuka_core.engine.first_request import refuses_model
 from tsuka_core.engine.kept import kept_messages
 from tsuka_core.engine.results import CheckResult, StepResult, TestResult

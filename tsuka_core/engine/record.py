@@ -23,7 +23,7 @@ from tsuka_core.record.level import BENCHMARK_VERSION, LevelRecord
 from tsuka_core.suite.identity import suite_label
 from tsuka_core.timestamps import format_tested_at
 
-__all__ = ["APART", "NOT_REPORTED", "level_record", "out_of_range", "sent_limit", "sent_settings"]
+__all__ = ["APART", "NOT_REPORTED", "level_record", "out_of_range", "record_of", "sent_limit", "sent_settings"]
 
 APART = "backendExtra"
 """Where a backend's extra fields that bear the name of a record field are kept, never replacing it."""
@@ -57,13 +57,15 @@ def sent_limit(tests: Sequence[TestResult]) -> int | None:
     return next(iter(limits)) if len(limits) == 1 else None
 
 
-def level_record(level: LevelResult, tested_at: datetime | None = None, endpoint: str | None = None) -> LevelRecord:
+def level_record(level: LevelResult, tested_at: datetime | None = None) -> LevelRecord:
     """The record of ``level``, complete or not; out-of-range figures left out (:func:`out_of_range` names them).
 
-    ``tested_at`` replaces the moment the level was measured (``level.tested_at``); ``level.extra`` keys named
-    like a record field are kept apart, under :data:`APART`; ``endpoint``, the project file's endpoint that
-    answered, leads the provider (``local http://127.0.0.1:8080/v1``).
+    Read it with :func:`record_of`, which builds it once per level. ``tested_at`` replaces the moment the
+    level was measured (``level.tested_at``); ``level.extra`` keys named like a record field are kept apart,
+    under :data:`APART`; ``level.endpoint``, the project file's endpoint that answered, leads the provider
+    (``local http://127.0.0.1:8080/v1``).
     """
+    endpoint = level.endpoint
     provider = level.provider or level.backend
     values: dict[str, Any] = {
         "model": level.model,
@@ -103,6 +105,22 @@ def level_record(level: LevelResult, tested_at: datetime | None = None, endpoint
         k: NOT_REPORTED[k] if k in left_out else v for k, v in values.items() if k not in left_out or k in NOT_REPORTED
     }
     return LevelRecord.parse(kept).leaving_out(left_out)
+
+
+_KEPT = "_tsuka_record"
+"""Where :func:`record_of` keeps a level's record, beside the level's fields (as ``functools.cached_property``
+keeps a value)."""
+
+
+def record_of(level: LevelResult) -> LevelRecord:
+    """The level's one record, built the first time it is asked for and kept with the level: the out-of-range
+    check, the store, the history and the summary read this one. A changed level (``dataclasses.replace``) is a
+    new object, whose record is its own."""
+    kept = level.__dict__.get(_KEPT)
+    if not isinstance(kept, LevelRecord):
+        kept = level_record(level)
+        level.__dict__[_KEPT] = kept  # a frozen dataclass: its cache, not a field
+    return kept
 
 
 def out_of_range(record: LevelRecord) -> list[str]:

@@ -206,6 +206,9 @@ class LevelResult:
     """The bootstrap of the level's tests, set once by the sweep; None: not computed yet (see ``level_confidence``)."""
     tested_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     """When the level was measured (scored): the one ``testedAt`` its record carries to the store and the history."""
+    endpoint: str | None = None
+    """The project file's endpoint that answered (``local``, say): it leads the record's provider. The level's
+    one record is ``engine.record.record_of(level)``, built the first time it is asked for and kept with it."""
 
     @property
     def per_test(self) -> list[RepeatedTest]:

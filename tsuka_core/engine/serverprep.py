@@ -7,7 +7,8 @@ from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tsuka_core.backends.base import Backend, ServerFacts, masked_facts
+from tsuka_core.backends.base import Backend, ServerFacts
+from tsuka_core.backends.masked_answers import masked_facts
 from tsuka_core.engine.sweep import SweepObserver
 from tsuka_core.engine.taskgroups import all_or_none
 from tsuka_core.errors import BackendError, RequestError, UsageError

@@ -14,7 +14,7 @@ from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.first_request import FirstAlone, ModelRefused
 from tsuka_core.engine.measured import effort_effective, measured_fields, repeats_identical, with_effort_effective
 from tsuka_core.engine.metrics import avg_completion_tokens, tokens_per_second
-from tsuka_core.engine.record import level_record, out_of_range, sent_settings
+from tsuka_core.engine.record import out_of_range, record_of, sent_settings
 from tsuka_core.engine.reliability import reliability_fields
 from tsuka_core.engine.results import LevelResult, TestResult, group_runs
 from tsuka_core.engine.runner import run_test
@@ -81,6 +81,7 @@ def level_result(
     tests: Sequence[TestResult],
     repeats: int = 1,
     facts: ServerFacts | None = None,
+    endpoint: str | None = None,
 ) -> LevelResult:
     """Score one level's test results into a LevelResult (errored tests count 0 and mark it incomplete).
 
@@ -112,6 +113,7 @@ def level_result(
         | toolcount_fields(per_test)
         | scorecard_fields(suite, tests),
         settings=sent_settings(backend.config, tests),
+        endpoint=endpoint,
     )
 
 
@@ -141,10 +143,11 @@ class _Sweeper:
         repeats: int,
         facts: Mapping[str, ServerFacts],
         listed: Collection[str],
+        endpoint: str | None = None,
     ) -> None:
         self.backend, self.suite, self.limiter = backend, suite, limiter
         self.observer, self.on_model, self.repeats = observer, on_model, repeats
-        self.facts, self.listed = facts, listed
+        self.facts, self.listed, self.endpoint = facts, listed, endpoint
         self.gates: dict[str, FirstAlone] = {}
         self.done: dict[tuple[str, Effort | None], list[TestResult]] = {}
         """Each running level's finished tests, so that an interrupted level is recorded with what it got."""
@@ -183,7 +186,8 @@ class _Sweeper:
         """The level of ``model`` at ``effort`` (None: not applied, stored as none) from its tests' results."""
         label: Effort = effort or "none"
         facts = self.facts.get(model)
-        return level_result(self.backend, self.suite, model, label, effort is not None, tests, self.repeats, facts)
+        applied = effort is not None
+        return level_result(self.backend, self.suite, model, label, applied, tests, self.repeats, facts, self.endpoint)
 
     async def model(self, model: str, efforts: Sequence[Effort]) -> ModelSweep:
         swept = ModelSweep(model)
@@ -290,7 +294,7 @@ class _Sweeper:
         # Each level's confidence is computed here, once, off the loop: the profile and the summary read it.
         swept.levels = await asyncio.to_thread(with_confidence, levels) if levels else levels
         for level in swept.levels:
-            left_out = out_of_range(level_record(level))
+            left_out = out_of_range(record_of(level))
             if left_out:
                 note = f"{level.model}@{level.effort}: out of range, stored as not reported: {', '.join(left_out)}"
                 swept.notes.append(note)
@@ -322,6 +326,7 @@ async def sweep_models(
     on_model: Callable[[ModelSweep], Awaitable[None]],
     facts: Mapping[str, ServerFacts] | None = None,
     listed: Collection[str] = (),
+    endpoint: str | None = None,
 ) -> list[ModelSweep]:
     """Run the suite for every model at every effort, at most ``concurrency`` requests at once.
 
@@ -332,7 +337,8 @@ async def sweep_models(
     (or, when the sweep is cancelled, those that finished), so an effort the
     server refuses half-way never leaves a level recorded as applied. Results
     come back in model order, levels in effort order. ``facts`` (what the
-    server said about each model) are stored with its profiles.
+    server said about each model) are stored with its profiles; ``endpoint``, the project file's endpoint
+    that answers, leads each level's provider.
 
     A model's first request goes alone, so that a server refusing the model
     (401, 403, 404) costs one request; a model in ``listed`` (named by the
@@ -343,7 +349,7 @@ async def sweep_models(
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, not {repeats}")
     limiter = asyncio.Semaphore(max(1, concurrency))
-    sweeper = _Sweeper(backend, suite, limiter, observer, on_model, repeats, facts or {}, frozenset(listed))
+    sweeper = _Sweeper(backend, suite, limiter, observer, on_model, repeats, facts or {}, frozenset(listed), endpoint)
     # One model's failure (an unwritable history, say) ends the sweep: the others stop here and now,
     # each keeping what it finished, rather than being cancelled unawaited at the loop's shutdown.
     return await all_or_none([sweeper.model(m, ordered) for m in models])

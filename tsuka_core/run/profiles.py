@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from tsuka_core.engine.record import APART, level_record
+from tsuka_core.engine.record import APART, level_record, record_of
 from tsuka_core.engine.results import LevelResult
 from tsuka_core.judge.scoring import tier_rank
 from tsuka_core.storage.store import profile_key
@@ -22,20 +22,17 @@ def profile_from_level(level: LevelResult, tested_at: datetime | None = None) ->
     """
     if not level.complete:
         raise ValueError(f"{profile_key(level.model, level.effort)} is incomplete and cannot be stored")
-    return level_record(level, tested_at).stored()
+    return (record_of(level) if tested_at is None else level_record(level, tested_at)).stored()
 
 
-def stored_profiles(
-    levels: Sequence[LevelResult], name: str, endpoint: str | None = None
-) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    """What a model's levels put in the store: each complete level's profile by key, and the recommendation.
+def stored_profiles(levels: Sequence[LevelResult], name: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """What a model's levels put in the store: each complete level's record by key, and the recommendation.
 
-    ``name`` is the model's name in the store, ``endpoint`` the project file's endpoint that answered (it leads
-    the provider, as in the history's record); a live run, a rescore and a merge all store through here, each
-    level at the moment it carries (``LevelResult.tested_at``).
+    ``name`` is the model's name in the store; a live run, a rescore and a merge all store through here, each
+    level's own record (``LevelResult.record``: its moment and its endpoint in it), the one the history keeps.
     """
     complete = [level for level in levels if level.complete]
-    profiles = {profile_key(name, level.effort): level_record(level, endpoint=endpoint).stored() for level in complete}
+    profiles = {profile_key(name, level.effort): record_of(level).stored() for level in complete}
     best = recommend(complete)
     return profiles, ({name: best} if best else {})
 

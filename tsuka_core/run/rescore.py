@@ -25,7 +25,7 @@ import httpx
 from tsuka_core.backends.base import Backend, BackendConfig, ChatRequest, ChatResponse, ServerFacts
 from tsuka_core.engine.confidence import with_confidence
 from tsuka_core.engine.measured import with_effort_effective
-from tsuka_core.engine.record import level_record
+from tsuka_core.engine.record import record_of
 from tsuka_core.engine.results import LevelResult, TestResult
 from tsuka_core.engine.runner import run_test
 from tsuka_core.engine.sweep import level_result
@@ -238,13 +238,14 @@ def store_rescored(
     by_model: dict[str, list[LevelResult]] = {}
     endpoints: dict[str, str | None] = {}
     for recorded, scored in zip(result.source.levels, result.levels, strict=True):
-        level = replace(scored, tested_at=moment)  # measured when the source run was: the store and history agree
+        # measured when and where the source run was: the store and the history get the same record
+        level = replace(scored, tested_at=moment, endpoint=recorded.endpoint)
         by_model.setdefault(recorded.name or level.model, []).append(level)
         endpoints[recorded.name or level.model] = recorded.endpoint
     for model, levels in by_model.items():
         if not all(level.complete for level in levels):
             raise ValueError(f"{model}: a level with errored tests cannot be stored")
-        profiles, recommendations = stored_profiles(levels, model, endpoints[model])
+        profiles, recommendations = stored_profiles(levels, model)
         result.profiles.update(profiles)
         result.recommendations.update(recommendations)
     try:
@@ -290,7 +291,7 @@ def _record(
         for model, levels in by_model.items():
             stored = [level.effort for level in levels]
             recommended = result.recommendations.get(model)
-            records = [level_record(level, endpoint=endpoints[model]) for level in levels]
+            records = [record_of(level) for level in levels]
             recorder.record_levels(
                 levels, records, stored=stored, recommended=recommended, name=model, endpoint=endpoints[model]
             )

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from tsuka_core.backends.base import Backend, BackendConfig, ServerFacts
-from tsuka_core.engine.record import level_record
+from tsuka_core.engine.record import record_of
 from tsuka_core.engine.serverprep import MAX_SLOT_CONCURRENCY, concurrency_for, prepare
 from tsuka_core.engine.sweep import ModelSweep, QuietObserver, SweepObserver, sweep_models
 from tsuka_core.errors import StoreError
@@ -194,6 +194,7 @@ async def run_benchmark(
                     on_model=keep,
                     facts=facts,
                     listed=prepared.listed,
+                    endpoint=options.endpoint,
                 ),
             )
         except asyncio.CancelledError:
@@ -288,7 +289,7 @@ def _record_model(
     stored = [key.removeprefix(prefix) for key in report.profiles if key.startswith(prefix)]
     history.record_levels(
         swept.levels,
-        [level_record(level, endpoint=options.endpoint) for level in swept.levels],
+        [record_of(level) for level in swept.levels],
         stored=stored,
         recommended=report.recommendations.get(name),
         notes=swept.notes,
@@ -334,7 +335,7 @@ def _store_model(store: ProfileStore, swept: ModelSweep, report: RunReport, opti
         if not level.complete:
             causes = "; ".join(level.errors[:3])
             report.failed.append(f"{profile_key(name, level.effort)} not stored: {causes}")
-    profiles, recommendations = stored_profiles(swept.levels, name, options.endpoint)
+    profiles, recommendations = stored_profiles(swept.levels, name)
     if options.selection.partial:
         return  # a partial run's levels: only the history keeps them (a shard's until 'tsuka merge')
     if profiles or recommendations:

@@ -21,8 +21,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar
 
-from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, ServerFacts, masked_response
+from tsuka_core.backends.base import Backend, ChatRequest, ChatResponse, ServerFacts
 from tsuka_core.backends.delegating import DelegatingBackend, seen_as
+from tsuka_core.backends.masked_answers import masked_response
 from tsuka_core.errors import StoreError
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import connect, response_from_json
