@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +23,8 @@ WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
 def hostile_test(s: str, repeat: int, *, error: bool = False) -> StoredTest:
-    """A two-step run of a test with ``s`` in every text the report shows: names, checks, messages, answer, error."""
+    """A two-step run of a test with ``s`` in every text the report shows: names, checks, messages, answer, the
+    prompt as read, error."""
     checks = (StoredCheck(f"checks[0]{s}", f"type{s}", 1.0, "passed", f"detail{s}"),
               StoredCheck("checks[1]", "contains", 2.0, s, f"other{s}"))  # fmt: skip
     messages = [
@@ -31,7 +33,9 @@ def hostile_test(s: str, repeat: int, *, error: bool = False) -> StoredTest:
         {"role": f"role{s}", "tool_call_id": f"call{s}", "content": f"tool{s}"},
     ]
     call = ToolCall("c1", f"name{s}", {"html": "</pre><script>alert(3)</script>"})
-    response = ChatResponse(f"answer{s}", (call,), reasoning=f"reasoning{s}", completion_tokens=3, duration=0.5)
+    response = ChatResponse(
+        f"answer{s}", (call,), reasoning=f"reasoning{s}", completion_tokens=3, duration=0.5, rendered_prompt=f"read{s}"
+    )
     steps = (StoredStep(0, True, messages, None if error else response, repeat == 2, checks),
              StoredStep(1, False, [], None, False, checks[1:]))  # fmt: skip
     return StoredTest(f"test{s}", "t.json", f"category{s}", 1.0, [], "error" if error else "ok",
@@ -51,6 +55,13 @@ def hostile_run(s: str) -> StoredRun:
                      f"provider{s}", [f"model{s}"], ["low"], {}, 2, levels)  # fmt: skip
 
 
+def intact(text: str) -> int:
+    """How often ``MARKUP`` is in ``text`` whole: as itself, or as a JSON string holds it (the request as sent,
+    shown as JSON, escapes its quote), each form counted once."""
+    as_json = json.dumps(MARKUP, ensure_ascii=False)[1:-1]
+    return text.count(MARKUP) + text.count(as_json)
+
+
 def test_markup_in_every_field_adds_no_element_or_attribute() -> None:
     hostile, plain = Values(render_report(hostile_run(MARKUP))), Values(render_report(hostile_run(PLAIN)))
 
@@ -58,7 +69,7 @@ def test_markup_in_every_field_adds_no_element_or_attribute() -> None:
     assert "script" not in {tag for tag, _ in hostile.elements}
     shown = sum(value.count(PLAIN) for value in plain.values)
     assert shown > 100
-    assert sum(value.count(MARKUP) for value in hostile.values) == shown  # each value intact, as text
+    assert sum(intact(value) for value in hostile.values) == shown  # each value intact, as text
     assert "→ name" + MARKUP + '({"html": "</pre><script>alert(3)</script>"})' in hostile.values
 
 
@@ -75,7 +86,7 @@ def test_markup_in_a_level_with_intervals_adds_no_element_or_attribute() -> None
     assert ("svg", ("class", "viewbox", "width", "height", "role", "aria-label", "xmlns")) in plain.elements
     points = [attrs for tag, attrs in plain.elements if tag == "circle" and "fill" not in attrs]
     assert len(points) == 2 * 3  # the interval chart's: two levels, three categories
-    assert sum(value.count(MARKUP) for value in hostile.values) == sum(value.count(PLAIN) for value in plain.values)
+    assert sum(intact(value) for value in hostile.values) == sum(value.count(PLAIN) for value in plain.values)
     assert any(f"effort{MARKUP} (not applied) · tier medium · confidence" in value for value in hostile.values)
 
 
