@@ -141,7 +141,9 @@ def serve_line(*args: str) -> list[str]:
     """The llama-server command line `tsuka serve --port 0 ARGS` prints; the server is stopped by Ctrl-C (SIGINT)
     once it has said it, and must end with status 0."""
     command = [sys.executable, "-m", "tsuka_core", "serve", "--port", "0", *args]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # from a folder of its own: `-m` imports from the working folder first, and tsuka must be the one installed
+    neutral = tempfile.gettempdir()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=neutral)
     assert process.stdout is not None
     try:
         for line in process.stdout:

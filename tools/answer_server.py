@@ -111,7 +111,10 @@ class AnswerServer:
                     self.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
                 self.wfile.write(b"0\r\n\r\n")
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 64  # tsuka sends up to 16 at once; the default backlog of 5 drops connections
+
+        self._http = Server(("127.0.0.1", 0), Handler)
         self._http.daemon_threads = True
         threading.Thread(target=self._http.serve_forever, daemon=True).start()
         return self

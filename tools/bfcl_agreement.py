@@ -468,7 +468,7 @@ def through_run(
     with tempfile.TemporaryDirectory() as folder, AnswerServer(choose, [f"k-{k}" for k in kinds]) as server:
         history = Path(folder) / "h.sqlite"
         command = [sys.executable, "-m", "tsuka_core", "run", *[f"k-{k}" for k in kinds], "--suite", category.suite,
-                   "--base-url", server.base_url, "-e", "none", "-j", "16", "--retries", "0", "--no-resume",
+                   "--base-url", server.base_url, "-e", "none", "-j", "16", "--retries", "2", "--no-resume",
                    "--profiles", str(Path(folder) / "p.json"), "--history-db", str(history)]  # fmt: skip
         if not stream:
             command += ["--option", "stream=off"]

@@ -175,7 +175,7 @@ def through_run(category: Category, entries: list[dict[str, Any]], plays: Mappin
     with tempfile.TemporaryDirectory() as folder, AnswerServer(choose, [f"k-{k}" for k in kinds]) as server:
         history = Path(folder) / "h.sqlite"
         command = [sys.executable, "-m", "tsuka_core", "run", *[f"k-{k}" for k in kinds], "--suite", category.suite,
-                   "--base-url", server.base_url, "-e", "none", "-j", "8", "--retries", "0", "--no-resume",
+                   "--base-url", server.base_url, "-e", "none", "-j", "8", "--retries", "2", "--no-resume",
                    "--profiles", str(Path(folder) / "p.json"), "--history-db", str(history)]  # fmt: skip
         command += [arg for e in entries for arg in ("--test", e["id"])]
         if not stream:

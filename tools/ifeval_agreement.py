@@ -540,7 +540,7 @@ def through_run(entries: Sequence[Entry], tests: Sequence[Mapping[str, Any]], an
         data.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
         history = Path(folder) / "h.sqlite"
         command = [sys.executable, "-m", "tsuka_core", "run", *[f"a{j}" for j in range(count)], "--suite", "ifeval",
-                   "--base-url", server.base_url, "-e", "none", "-j", "16", "--retries", "0", "--no-resume",
+                   "--base-url", server.base_url, "-e", "none", "-j", "16", "--retries", "2", "--no-resume",
                    "--profiles", str(Path(folder) / "p.json"), "--history-db", str(history)]  # fmt: skip
         if not stream:
             command += ["--option", "stream=off"]
@@ -560,6 +560,8 @@ def _verdicts(history: Path, names: Sequence[str]) -> dict[tuple[int, int], Judg
     for level in load_run(history, "last").levels:
         which = int(level.model.removeprefix("a"))
         for test in level.tests:
+            if test.status != "ok":  # a request that failed has no verdict to compare: say why, never guess
+                raise RuntimeError(f"tsuka run: {level.model} {test.name} was not judged: {test.error}")
             step = test.steps[0] if test.steps else None
             reply = step.response if step is not None else None
             text = "" if reply is None else reply.content if reply.content is not None else reply.text
