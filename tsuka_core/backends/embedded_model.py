@@ -135,7 +135,7 @@ class LoadedModel:
 
     def single_template(self) -> SingleTemplate:
         """The template one server answers every request with as this model does (``tsuka serve``)."""
-        if self.template in TOOL_TEMPLATES.values():
+        if self.by_tool_template:
             return SingleTemplate(tool_template(self.template), tool_template_path(self.template))
         own = SingleTemplate(self._own.text, self._own.path)
         if self.own_for_tools:
@@ -159,6 +159,11 @@ class LoadedModel:
             return self._tools
 
     @property
+    def by_tool_template(self) -> bool:
+        """True when one of tsuka's tool templates renders every request of the model (its own renders no tools)."""
+        return self.template in TOOL_TEMPLATES.values()
+
+    @property
     def tool_template(self) -> str:
         """The file name of the tsuka tool template tool requests use (when the model's own renders no tools)."""
         return self._tool_template
@@ -173,7 +178,7 @@ class LoadedModel:
                 f"tools are rendered into ChatML by tsuka's tool template ({self.template})"
             )
         own = "its own chat template renders no tools, so"
-        if self.template in TOOL_TEMPLATES.values():
+        if self.by_tool_template:
             return f"{own} it is served in its own turn format with tsuka's tool template ({self.template})"
         return (
             f"{own} the tool tests use tsuka's ChatML tool template ({TOOL_TEMPLATE}); its own format is neither "
@@ -184,7 +189,7 @@ class LoadedModel:
         """Why efforts cannot apply: the template the model is served with does not read ``reasoning_effort``."""
         if self.reads_effort:
             return None
-        if self.template in TOOL_TEMPLATES.values():
+        if self.by_tool_template:
             return f"{self.template} does not read reasoning_effort"
         return "its chat template does not read reasoning_effort"
 

@@ -29,7 +29,8 @@ def stored_profiles(levels: Sequence[LevelResult], name: str) -> tuple[dict[str,
     """What a model's levels put in the store: each complete level's record by key, and the recommendation.
 
     ``name`` is the model's name in the store; a live run, a rescore and a merge all store through here, each
-    level's own record (``LevelResult.record``: its moment and its endpoint in it), the one the history keeps.
+    level's own record (``engine.record.record_of``: its moment and its endpoint in it), the one the history
+    keeps.
     """
     complete = [level for level in levels if level.complete]
     profiles = {profile_key(name, level.effort): record_of(level).stored() for level in complete}

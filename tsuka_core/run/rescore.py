@@ -236,12 +236,10 @@ def store_rescored(
     """
     moment = _tested_at(result.source)
     by_model: dict[str, list[LevelResult]] = {}
-    endpoints: dict[str, str | None] = {}
     for recorded, scored in zip(result.source.levels, result.levels, strict=True):
         # measured when and where the source run was: the store and the history get the same record
         level = replace(scored, tested_at=moment, endpoint=recorded.endpoint)
         by_model.setdefault(recorded.name or level.model, []).append(level)
-        endpoints[recorded.name or level.model] = recorded.endpoint
     for model, levels in by_model.items():
         if not all(level.complete for level in levels):
             raise ValueError(f"{model}: a level with errored tests cannot be stored")
@@ -253,7 +251,7 @@ def store_rescored(
     except StoreError as exc:
         raise WriteFailedError(f"{_said(exc)}; no profile was stored, and the {kind} was not recorded") from exc
     try:
-        result.history_run = _record(result, history, by_model, endpoints, kind, options)
+        result.history_run = _record(result, history, by_model, kind, options)
     except StoreError as exc:
         stored = ", ".join(result.profiles)
         raise WriteFailedError(
@@ -270,7 +268,6 @@ def _record(
     result: RescoreResult,
     history: Path,
     by_model: Mapping[str, Sequence[LevelResult]],
-    endpoints: Mapping[str, str | None],
     kind: str,
     options: Mapping[str, Any] | None,
 ) -> int:
@@ -292,9 +289,7 @@ def _record(
             stored = [level.effort for level in levels]
             recommended = result.recommendations.get(model)
             records = [record_of(level) for level in levels]
-            recorder.record_levels(
-                levels, records, stored=stored, recommended=recommended, name=model, endpoint=endpoints[model]
-            )
+            recorder.record_levels(levels, records, stored=stored, recommended=recommended, name=model)
     except StoreError:
         with suppress(StoreError):  # a run left half written is marked so, never taken for a whole one
             recorder.finish("failed")

@@ -295,7 +295,6 @@ def _record_model(
         notes=swept.notes,
         cached=cached,
         name=name,
-        endpoint=options.endpoint,
     )
 
 

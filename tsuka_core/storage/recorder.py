@@ -79,20 +79,18 @@ class RunRecorder:
         notes: Sequence[str] = (),
         cached: frozenset[int] = frozenset(),
         name: str | None = None,
-        endpoint: str | None = None,
     ) -> None:
         """Write one model's levels with their records (``records[i]`` of ``levels[i]``), in one transaction.
 
         ``stored`` names the efforts written to the profile store, ``recommended``
         the effort recommended, ``cached`` the ``id()`` of answers served from the cache,
-        ``name`` the model's name in the store (default: the model's own), ``endpoint``
-        the project file's endpoint that answered.
+        ``name`` the model's name in the store (default: the model's own); the project
+        file's endpoint that answered is each level's own (``LevelResult.endpoint``).
         """
-        where = Source(name, endpoint)
         with transaction(self.path) as db:
             for level, record in zip(levels, records, strict=True):
                 flags = (level.effort in stored, level.effort == recommended)
-                _write_level(db, self.run_id, (level, record), flags, where, notes, cached)
+                _write_level(db, self.run_id, (level, record), flags, name, notes, cached)
 
     def finish(self, status: str) -> None:
         """Mark the run ended (``ok``, ``failed`` or ``interrupted``)."""
@@ -100,20 +98,12 @@ class RunRecorder:
             db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, now(), self.run_id))
 
 
-@dataclass(frozen=True)
-class Source:
-    """Where a model's levels came from, beyond the level itself: its name in the store and its endpoint."""
-
-    name: str | None = None
-    endpoint: str | None = None
-
-
 def _write_level(
     db: sqlite3.Connection,
     run_id: int,
     measured: tuple[LevelResult, LevelRecord],
     flags: tuple[bool, bool],
-    where: Source,
+    name: str | None,
     notes: Sequence[str],
     cached: frozenset[int],
 ) -> None:
@@ -140,8 +130,8 @@ def _write_level(
             dumps(dict(level.extra)),
             dumps(list(notes)),
             level.repeats,
-            where.name or level.model,
-            where.endpoint,
+            name or level.model,
+            level.endpoint,
             level.backend or None,
             redact_url(level.provider) if level.provider else None,
             dumps(record.stored()),
