@@ -54,3 +54,39 @@ def history_of(store: Path) -> Path:
 def without_tested_at(profiles: dict[str, Any]) -> dict[str, Any]:
     """Profiles with ``testedAt`` (the one field that differs between two identical runs) removed."""
     return {k: {f: v for f, v in p.items() if f != "testedAt"} for k, p in profiles.items()}
+
+
+FIGURE_COLUMNS = {
+    "effort_applied": "INTEGER NOT NULL DEFAULT 1",
+    "complete": "INTEGER NOT NULL DEFAULT 1",
+    "tier": "TEXT NOT NULL DEFAULT ''",
+    "scores": "TEXT NOT NULL DEFAULT '{}'",
+    "tokens_per_second": "REAL NOT NULL DEFAULT 0",
+    "avg_completion_tokens": "INTEGER NOT NULL DEFAULT 0",
+    "usage_estimated": "INTEGER NOT NULL DEFAULT 0",
+    "extra": "TEXT NOT NULL DEFAULT '{}'",
+    "repeats": "INTEGER NOT NULL DEFAULT 1",
+}
+"""The level columns layouts 1 to 5 kept the figures in (layout 6 reads them from the record)."""
+
+FROM_RECORD = {
+    "effort_applied": "coalesce(json_extract(record, '$.effortApplied'), 1)",
+    "complete": "status = 'complete'",
+    "tier": "CASE status WHEN 'unmeasured' THEN 'unmeasured' ELSE json_extract(record, '$.tier') END",
+    "scores": "json_extract(record, '$.scores')",
+    "tokens_per_second": "json_extract(record, '$.tokensPerSecond')",
+    "avg_completion_tokens": "json_extract(record, '$.avgCompletionTokens')",
+    "usage_estimated": "coalesce(json_extract(record, '$.usageEstimated'), 0)",
+    "extra": "json_object('sampling', json(coalesce(json_extract(record, '$.sampling'), '{}')))",
+    "repeats": "coalesce(json_extract(record, '$.repeats'), 1)",
+}
+"""Each figure column as a level of layout 5 held it, from a layout 6 row's record and status."""
+
+
+def with_figure_columns(conn: sqlite3.Connection) -> None:
+    """Give the levels of a layout 6 file the figure columns of layouts 1 to 5, as those layouts wrote them, and
+    drop ``status`` (a file of layout 5, but for ``user_version``)."""
+    for name, kind in FIGURE_COLUMNS.items():
+        conn.execute(f"ALTER TABLE levels ADD COLUMN {name} {kind}")
+    conn.execute(f"UPDATE levels SET {', '.join(f'{n} = {e}' for n, e in FROM_RECORD.items())}")
+    conn.execute("ALTER TABLE levels DROP COLUMN status")

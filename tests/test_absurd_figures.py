@@ -74,14 +74,14 @@ def test_absurd_stored_numbers_show_as_unknown_and_crash_no_command(tmp_path: Pa
     assert "?" in listed.stdout
 
 
-def test_a_history_level_whose_extra_holds_profile_fields_is_rescored_with_them_kept_apart(tmp_path: Path) -> None:
+def test_a_history_level_whose_backend_facts_clash_is_rescored_with_them_kept_apart(tmp_path: Path) -> None:
     store = tmp_path / "models_profile.json"
     with LoopbackServer(perfect, models=("m1",)) as server:
         assert invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "-e", "none").exit_code == 0
     history = tmp_path / ".tsuka" / "history.sqlite"
     clashing = {"tier": "small", "model": "other", "testsHash": "00000000"}
     with closing(sqlite3.connect(history)) as db:
-        db.execute("UPDATE levels SET extra = ?", (json.dumps(clashing),))
+        db.execute("UPDATE levels SET record = json_set(record, '$.backendExtra', json(?))", (json.dumps(clashing),))
         db.commit()
     for args in (("rescore", "last"), ("show", "last"), ("report", "-o", tmp_path / "r.html")):
         done = invoke(*args, "--profiles", store)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from history_helpers import invoke, rows
+from history_helpers import invoke, rows, with_figure_columns
 from loopback import LoopbackServer, Reply
 from stopping import signalled_run
 
@@ -96,6 +96,7 @@ def test_a_layout_3_file_reads_a_running_run_as_recorded_and_is_upgraded(
     old = tmp_path / "old.sqlite"
     shutil.copyfile(db, old)
     with closing(sqlite3.connect(old)) as conn:
+        with_figure_columns(conn)  # layout 6 dropped them
         for column in ("pid", "host", "process_start"):
             conn.execute(f"ALTER TABLE runs DROP COLUMN {column}")
         conn.execute("ALTER TABLE steps DROP COLUMN fault")  # layout 4 added both
@@ -107,6 +108,6 @@ def test_a_layout_3_file_reads_a_running_run_as_recorded_and_is_upgraded(
     assert old.read_bytes() == before, "reading upgraded the file"
     with closing(connect(old)):
         pass
-    assert rows(old, "PRAGMA user_version")[0][0] == SCHEMA_VERSION == 5
+    assert rows(old, "PRAGMA user_version")[0][0] == SCHEMA_VERSION == 6
     assert [tuple(r) for r in rows(old, "SELECT pid, host, process_start FROM runs")] == [(None, None, None)]
     assert load_run(old, 1).status == "running"

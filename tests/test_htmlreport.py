@@ -22,6 +22,7 @@ from history_helpers import invoke
 from loopback import LoopbackServer, Reply
 
 from tsuka_core.backends.base import ChatResponse
+from tsuka_core.record.level import LevelRecord
 from tsuka_core.report.html import render_report, write_report
 from tsuka_core.storage.history_query import StoredCheck, StoredLevel, StoredRun, StoredStep, StoredTest, group_tests
 
@@ -236,8 +237,9 @@ def stored_test(name: str, repeat: int, *, passed: bool, answer: str = "", error
 
 
 def stored_run(tests: tuple[StoredTest, ...], repeats: int) -> StoredRun:
-    level = StoredLevel("m1", "none", True, True, "small", {"instruction": 0.5}, 20.0, 5, False, True, True, {}, [],
-                        tests, repeats)  # fmt: skip
+    record = LevelRecord.parse({"model": "m1", "tier": "small", "scores": {"instruction": 0.5}, "tokensPerSecond": 20.0,
+                                "avgCompletionTokens": 5, "effortApplied": True, "repeats": repeats})  # fmt: skip
+    level = StoredLevel("m1", "none", record, stored=True, recommended=True, tests=tests)
     return StoredRun(7, "run", "ok", "2026-01-01T00:00:00Z", None, "suite", "abc", 5, "openai", "http://x", ["m1"],
                      ["none"], {}, None, (level,))  # fmt: skip
 

@@ -12,8 +12,10 @@ from test_htmlreport import BROWSER, INJECTED, NEEDS_CHROMIUM, dom_of
 
 from tsuka_core.backends.base import ChatResponse
 from tsuka_core.judge.answer import ToolCall
+from tsuka_core.record.level import LevelRecord
 from tsuka_core.report.html import render_report, write_report
 from tsuka_core.storage.history_query import StoredCheck, StoredLevel, StoredRun, StoredStep, StoredTest
+from tsuka_core.terms import CATEGORIES
 
 MARKUP = f"{INJECTED}</textarea></title></style><!-- '\"&amp; ]]>"
 """Script, a handler, tags that end the elements model text sits in, quotes, an entity and a comment opening."""
@@ -47,8 +49,11 @@ def hostile_run(s: str) -> StoredRun:
     tests = (hostile_test(s, 1), hostile_test(s, 2, error=True), hostile_test(f"once{s}", 1))
 
     def level(effort: str, recommended: bool) -> StoredLevel:
-        return StoredLevel(f"model{s}", effort, recommended, True, f"tier{s}", {"json": 0.5}, 10.0, 3, False, True,
-                           recommended, {}, [f"note{s}"], tests, 2)  # fmt: skip
+        record = LevelRecord.parse({"model": f"model{s}", "provider": f"provider{s}", "scores": {"json": 0.5},
+                                    "tokensPerSecond": 10.0, "avgCompletionTokens": 3, "effortApplied": recommended,
+                                    "repeats": 2, "speedFigures": {f"figure{s}": {"p50": 1}},
+                                    "answerFaults": {"cutAtLimit": 1}})  # fmt: skip
+        return StoredLevel(f"model{s}", effort, record, "partial", True, recommended, [f"note{s}"], tests)
 
     levels = (level("low", True), level(f"effort{s}", False))
     return StoredRun(3, "rescore", f"status{s}", f"started{s}", None, f"suite{s}", f"hash{s}", 5, f"backend{s}",
@@ -74,8 +79,12 @@ def test_markup_in_every_field_adds_no_element_or_attribute() -> None:
 
 
 def with_a_tier(run: StoredRun) -> StoredRun:
-    """``run`` with a known tier at every level, so that each level gets a confidence and an interval chart."""
-    return replace(run, levels=tuple(replace(level, tier="medium") for level in run.levels))
+    """``run`` with a known tier at every level, complete, its record holding a confidence and intervals, so that
+    each level gets an interval chart."""
+    sure = {"tier": "medium", "tierConfidence": 0.6, "intervals": {c: [0.2, 0.7] for c in CATEGORIES}}
+    return replace(run, levels=tuple(replace(level, status="complete",
+                                             record=LevelRecord.parse({**level.record.stored(), **sure}))
+                                     for level in run.levels))  # fmt: skip
 
 
 def test_markup_in_a_level_with_intervals_adds_no_element_or_attribute() -> None:

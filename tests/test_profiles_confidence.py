@@ -21,9 +21,9 @@ from rich.console import Console
 from tsuka_core.cli.profile_table import ProfileTable
 from tsuka_core.engine.confidence import BORDERLINE
 from tsuka_core.plugins.registry import load_registry
-from tsuka_core.report.confidence import recorded_confidence
+from tsuka_core.record.level import LevelRecord
 from tsuka_core.report.html import render_report
-from tsuka_core.report.html_view import models_of
+from tsuka_core.report.html_view import level_confidence, models_of
 from tsuka_core.storage.history import default_history_path
 from tsuka_core.storage.history_query import load_run
 from tsuka_core.storage.profile_confidence import ABSENT, UNKNOWN, stored_confidence
@@ -297,9 +297,13 @@ def test_a_level_with_errored_tests_or_no_tier_has_no_confidence(tmp_path: Path)
     with LoopbackServer(fooled, models=["m1"]) as server:
         assert invoke("run", "m1", "--base-url", server.base_url, "--profiles", store, "-e", "none").exit_code == 0
     level = load_run(default_history_path(store), "last").levels[0]
-    assert recorded_confidence(level) is not None
+    assert level_confidence(level) is not None
 
-    assert recorded_confidence(replace(level, complete=False)) is None
-    assert recorded_confidence(replace(level, tier="[/huge]")) is None
-    broken = replace(level.tests[0], score=math.inf)
-    assert recorded_confidence(replace(level, tests=(broken, *level.tests[1:]))) is None
+    assert level_confidence(replace(level, status="partial")) is None
+    assert level_confidence(replace(level, status="unmeasured")) is None
+    stored_record = level.record.stored()
+    for left_out in ("tierConfidence", "intervals"):
+        record = LevelRecord.parse({k: v for k, v in stored_record.items() if k != left_out})
+        assert level_confidence(replace(level, record=record)) is None, left_out
+    one_missing = {**stored_record, "intervals": {"instruction": [0, 1], "json": [0, 1]}}
+    assert level_confidence(replace(level, record=LevelRecord.parse(one_missing))) is None

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from answerers import by_model, perfect, tool_shy
-from history_helpers import invoke, rows, stored, without_tested_at
+from history_helpers import invoke, rows, stored, with_figure_columns, without_tested_at
 from loopback import LoopbackServer
 
 from tsuka_core.record import LevelRecord
@@ -271,9 +271,11 @@ api_key_env = "HOSTED_KEY"
 
 
 def as_layout_2(source: Path, target: Path) -> None:
-    """Write ``target`` as tsuka wrote layout 2: ``source`` without the columns layouts 3, 4 and 5 added."""
+    """Write ``target`` as tsuka wrote layout 2: ``source`` without the columns layouts 3 to 6 added, with the
+    figure columns 6 dropped."""
     shutil.copyfile(source, target)
     with closing(sqlite3.connect(target)) as db:
+        with_figure_columns(db)
         for column in ("name", "endpoint", "backend", "provider"):
             db.execute(f"ALTER TABLE levels DROP COLUMN {column}")
         for column in ("pid", "host", "process_start"):
@@ -305,7 +307,7 @@ def test_a_layout_2_history_is_read_as_it_is_and_upgraded_for_a_sweep(swept: Pat
 
     with closing(connect(old)):
         pass
-    assert rows(old, "PRAGMA user_version")[0][0] == SCHEMA_VERSION == 5
+    assert rows(old, "PRAGMA user_version")[0][0] == SCHEMA_VERSION == 6
     assert [tuple(r) for r in rows(old, "SELECT name, endpoint, backend, provider FROM levels")] == [
         (None, None, None, None)
     ]

@@ -65,7 +65,7 @@ def test_requests_are_spread_over_every_replica_into_one_profile(tmp_path: Path)
     assert [r["requests"] for r in replicas] == counts
     assert sum(r["share"] for r in replicas) == pytest.approx(1.0)
     level = load_run(tmp_path / ".tsuka" / "history.sqlite", "last").levels[0]
-    assert [r["requests"] for r in level.extra["replicas"]] == counts  # the history keeps each replica's share
+    assert [r["requests"] for r in level.record.found("replicas")] == counts  # the history keeps each replica's share
 
 
 class _InFlight:

@@ -98,14 +98,14 @@ def one_test_failing(body: dict[str, Any], n: int) -> Reply:
     return failing()(body, n) if which_test(body)[0] == "frase_8_parole" else perfect(body, n)
 
 
-def test_a_level_with_errored_tests_or_an_unknown_tier_shows_no_confidence(tmp_path: Path) -> None:
+def test_a_level_with_errored_tests_or_a_record_without_confidence_shows_none(tmp_path: Path) -> None:
     store = tmp_path / "models_profile.json"
     with LoopbackServer(by_model({"m1": one_test_failing, "m2": perfect}), models=["m1", "m2"]) as server:
         ran = invoke("run", "m1", "m2", "--base-url", server.base_url, "--profiles", store, "-e", "none",
                      "--retries", "0")  # fmt: skip
     assert "frase_8_parole" in ran.stdout + ran.stderr
     with closing(sqlite3.connect(history_of(store))) as db:
-        db.execute("UPDATE levels SET tier = '[/huge]' WHERE model = 'm2'")
+        db.execute("UPDATE levels SET record = json_remove(record, '$.tierConfidence') WHERE model = 'm2'")
         db.commit()
 
     shown = invoke("show", "last", "--profiles", store)
@@ -113,7 +113,7 @@ def test_a_level_with_errored_tests_or_an_unknown_tier_shows_no_confidence(tmp_p
     assert shown.exit_code == 0, shown.stderr
     assert "    frase_8_parole               ERROR  " in shown.stdout
     assert block(shown.stdout, "m1@none")[0].startswith("m1@none  tier ")
-    assert block(shown.stdout, "m2@none")[0].startswith("m2@none  tier [/huge]  recommended")
+    assert block(shown.stdout, "m2@none")[0].startswith("m2@none  tier large  recommended")
     assert "confidence" not in shown.stdout
     assert "95% intervals" not in shown.stdout
     assert "borderline" not in shown.stdout

@@ -26,12 +26,8 @@ from tsuka_core.cli.loaded import loaded_registry
 from tsuka_core.cli.options import history_db_option, profiles_option
 from tsuka_core.cli.suite_param import SUITE_TYPE
 from tsuka_core.cli.transcript import check_lines, requests_sent, transcript
-from tsuka_core.engine.answer_faults import fault_counts
 from tsuka_core.engine.results import UNMEASURED
-from tsuka_core.engine.speed_figures import figures_of
 from tsuka_core.errors import UsageError
-from tsuka_core.record.level import LevelRecord
-from tsuka_core.report.confidence import recorded_confidence
 from tsuka_core.run.rescore import rescore_run, tests_needing_live_run
 from tsuka_core.run.rescore_suite import check_fits, judged_with, recorded_suite
 from tsuka_core.storage.history import default_history_path
@@ -142,14 +138,14 @@ def _level_lines(level: StoredLevel, *, every_check: bool, partial: str | None =
     """The level's head as its record says (``cli.level_head``), then each test's score with its checks.
 
     With repeats, each test's mean, spread and runs. A level recorded by an older tsuka (a history of layout 4
-    or before) shows the confidence, speed figures and failure kinds of its transcripts.
+    or before) shows what its record holds: no confidence, speed figures or failure kinds, which it never kept.
     """
     where = f"  endpoint {level.endpoint} ({level.backend} at {level.provider})" if level.endpoint else ""
     measured = level.tier != UNMEASURED
     categories = {test.category for test in level.tests}
     no_tier = no_tier_reason(level.complete, partial, categories)
     head = HeadOf(level.key, level.tier, level.complete, measured, level.recommended, where, no_tier)
-    yield from level_head(_with_transcripts(level), head)
+    yield from level_head(level.record, head)
     for group in level.per_test:
         if level.repeats == 1 and len(group.runs) == 1:
             yield from _single_lines(group.runs[0], every_check=every_check)
@@ -161,25 +157,6 @@ def _level_lines(level: StoredLevel, *, every_check: bool, partial: str | None =
                 yield Text(f"      {prefix}ERROR  {one_line(str(test.error))}", style="red")
             for step in test.steps:
                 yield from check_lines(step, every_check=every_check, indent="      ", prefix=prefix)
-
-
-def _with_transcripts(level: StoredLevel) -> LevelRecord:
-    """The level's record; one of an older history, which kept no confidence, speed figures or failure kinds,
-    completed from its transcripts as those runs showed them."""
-    record = level.record
-    if record.has("intervals") or not level.tests:
-        return record
-    found: dict[str, Any] = {}
-    sure = recorded_confidence(level)
-    if sure is not None:
-        found.update(sure.as_profile())
-    faults = fault_counts(s.fault for t in level.tests for s in t.steps)
-    if faults:
-        found["answerFaults"] = faults
-    figures = figures_of([s.response for t in level.tests for s in t.steps if s.response])
-    if figures:
-        found["speedFigures"] = figures
-    return LevelRecord.parse({**record.stored(), **found}) if found else record
 
 
 def _single_lines(test: StoredTest, *, every_check: bool) -> Iterable[Text | str]:

@@ -8,11 +8,10 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from tsuka_core.engine.confidence import BORDERLINE, Confidence
-from tsuka_core.engine.metrics import speed_of
 from tsuka_core.engine.speed_figures import TOKENS_PER_SECOND
-from tsuka_core.engine.toolcount import MARGIN, scores_by_count
+from tsuka_core.engine.toolcount import MARGIN
 from tsuka_core.report.svg import Interval, IntervalGroup, Series, bar_chart, interval_chart
-from tsuka_core.storage.history_query import StoredLevel, StoredTest
+from tsuka_core.storage.history_query import StoredLevel
 from tsuka_core.terms import CATEGORIES
 
 __all__ = ["CATEGORY_COLORS", "CATEGORY_SHORT", "Figure", "effort_labels", "figures", "pct"]
@@ -46,7 +45,7 @@ def _num(value: float) -> str:
 
 def effort_labels(levels: Sequence[StoredLevel]) -> list[str]:
     """Each level's effort, marked when the backend could not apply it."""
-    return [lv.effort if lv.effort_applied else f"{lv.effort} (not applied)" for lv in levels]
+    return [lv.effort if lv.record.effort_applied is not False else f"{lv.effort} (not applied)" for lv in levels]
 
 
 def figures(levels: Sequence[StoredLevel], sure: Sequence[Confidence | None] = ()) -> list[Figure]:
@@ -99,7 +98,9 @@ def _mean_score(level: StoredLevel) -> float:
 
 
 def _cost_chart(levels: Sequence[StoredLevel]) -> Figure:
-    tokens = Series("completion tokens per request", "#64748b", [float(lv.avg_completion_tokens) for lv in levels])
+    tokens = Series(
+        "completion tokens per request", "#64748b", [float(lv.record.avg_completion_tokens or 0) for lv in levels]
+    )
     score = Series("mean category score", "#12b76a", [_mean_score(lv) for lv in levels])
     svg = bar_chart("Completion tokens by effort", effort_labels(levels), [tokens], fmt=_num, line=score, line_fmt=pct)
     note = "Bars: tokens spent per request. Line: mean score. Tokens rising while the line stays flat is over-thinking."
@@ -110,23 +111,17 @@ def _cost_chart(levels: Sequence[StoredLevel]) -> Figure:
 _EFFORT_COLORS = ("#6366f1", "#0ea5e9", "#f59e0b", "#12b76a")
 
 
-def _first_prompt(test: StoredTest) -> str:
-    messages = test.steps[0].messages if test.steps else ()
-    return next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
+def _by_count(level: StoredLevel) -> dict[int, float]:
+    """The record's tool score at each number of tools offered (``toolCountScores``), by count."""
+    stored = level.record.tool_count_scores or {}
+    return {int(n): float(score) for n, score in stored.items() if n.isdecimal()}
 
 
 def _tool_count_chart(levels: Sequence[StoredLevel]) -> Figure | None:
     """Tool score against the number of tools offered, one series per effort, for a suite that measures it."""
-    found = []
-    for level, label in zip(levels, effort_labels(levels), strict=True):
-        tests = [
-            (_first_prompt(g.first), len(g.first.tools), g.first.weight, g.score)
-            for g in level.per_test
-            if g.first.category == "toolCalling" and g.first.tools
-        ]
-        by_count = scores_by_count(tests)
-        if by_count:
-            found.append((label, by_count))
+    found = [
+        (label, by) for level, label in zip(levels, effort_labels(levels), strict=True) if (by := _by_count(level))
+    ]
     if not found:
         return None
     counts = sorted({n for _, by_count in found for n in by_count})
@@ -140,11 +135,10 @@ def _tool_count_chart(levels: Sequence[StoredLevel]) -> Figure | None:
 
 
 def _speed_chart(levels: Sequence[StoredLevel]) -> Figure:
-    speed = Series("tokens per second", "#8b5cf6", [lv.tokens_per_second for lv in levels])
+    speed = Series("tokens per second", "#8b5cf6", [float(lv.record.tokens_per_second or 0) for lv in levels])
     svg = bar_chart("Tokens per second by effort", effort_labels(levels), [speed], fmt=_num)
-    estimated = any(lv.usage_estimated for lv in levels)
-    answers = [[s.response for t in lv.tests for s in t.steps if s.response] for lv in levels]
-    sources = list(dict.fromkeys(speed_of(found).source for found in answers))
-    said = "; ".join(f"{TOKENS_PER_SECOND.get(s, TOKENS_PER_SECOND['wall'])}" for s in sources)
+    estimated = any(lv.record.usage_estimated for lv in levels)
+    sources = dict.fromkeys(lv.record.speed_source for lv in levels if lv.record.speed_source)
+    said = "; ".join(TOKENS_PER_SECOND[s] for s in sources) or "how it was measured was not recorded"
     note = said[0].upper() + said[1:] + (" (some usage estimated)." if estimated else ".")
     return Figure("Tokens per second", note, svg)

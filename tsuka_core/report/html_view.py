@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tsuka_core.engine.answer_faults import fault_counts, faults_line
+from tsuka_core.engine.answer_faults import faults_line
 from tsuka_core.engine.confidence import BORDERLINE, Confidence
-from tsuka_core.engine.reliability import Reliability
-from tsuka_core.engine.speed_figures import figures_line, figures_of
-from tsuka_core.report.confidence import recorded_confidence, recorded_reliability
+from tsuka_core.engine.reliability import Reliability, stored_reliability
+from tsuka_core.engine.speed_figures import figures_line
 from tsuka_core.report.figures import Figure, effort_labels, figures, pct
 from tsuka_core.storage.history_query import (
     StoredCheck,
@@ -23,7 +22,7 @@ from tsuka_core.storage.history_query import (
     StoredTestRuns,
     group_tests,
 )
-from tsuka_core.storage.profile_confidence import borderline_advice
+from tsuka_core.storage.profile_confidence import borderline_advice, stored_confidence
 from tsuka_core.terms import EFFORTS
 
 __all__ = [
@@ -32,6 +31,7 @@ __all__ = [
     "ModelView",
     "TestRow",
     "efforts_of",
+    "level_confidence",
     "models_of",
     "run_grid",
     "run_scores",
@@ -94,7 +94,7 @@ class ModelView:
 
     def reliability(self, level: StoredLevel) -> Reliability | None:
         """pass^k per category and the flaky tests of ``level``; None unless every test ran at least twice."""
-        return recorded_reliability(level)
+        return stored_reliability(level.record)
 
     @property
     def repeated(self) -> bool:
@@ -127,11 +127,11 @@ class ModelView:
 
     def speed(self, level: StoredLevel) -> str:
         """The level's speed figures at p50/p95, and what they include; empty when none were measured."""
-        return figures_line(figures_of([s.response for t in level.tests for s in t.steps if s.response])) or ""
+        return figures_line(level.record.speed_figures) or ""
 
     def failures(self, level: StoredLevel) -> str:
         """How many failed answers of ``level`` were of each failure kind (``2 malformed call``); empty: none."""
-        return faults_line(fault_counts(s.fault for t in level.tests for s in t.steps))
+        return faults_line(level.record.answer_faults or {})
 
     @property
     def borderline(self) -> list[StoredLevel]:
@@ -147,6 +147,12 @@ class ModelView:
         efforts = ", ".join(lv.effort for lv in levels)
         advice = borderline_advice(max(lv.repeats for lv in levels))
         return f"Borderline tier at effort {efforts} (tier confidence under {BORDERLINE}): {advice}."
+
+
+def level_confidence(level: StoredLevel) -> Confidence | None:
+    """The intervals and tier confidence the level's record holds; None for a level with errored tests, or whose
+    record has none (one of an older layout)."""
+    return stored_confidence(level.record).whole if level.complete else None
 
 
 def _effort_order(level: StoredLevel) -> int:
@@ -172,7 +178,7 @@ def models_of(run: StoredRun) -> list[ModelView]:
     views = []
     for model, found in by_model.items():
         levels = tuple(sorted(found, key=_effort_order))
-        sure = tuple(recorded_confidence(lv) for lv in levels)
+        sure = tuple(level_confidence(lv) for lv in levels)
         views.append(ModelView(model, levels, figures(levels, sure), _test_rows(levels), sure))
     return views
 

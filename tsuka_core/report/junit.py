@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tsuka_core.engine.record import record_of
 from tsuka_core.engine.results import CheckResult, LevelResult, TestResult
 
 if TYPE_CHECKING:
@@ -87,16 +88,17 @@ def _suite(parent: ET.Element, level: LevelResult) -> tuple[int, int, int, float
     key = f"{level.model}@{level.effort}"
     suite = ET.SubElement(parent, "testsuite", {"name": _xml_text(key)})
     properties = ET.SubElement(suite, "properties")
+    record = record_of(level)
     facts = {
-        "tier": level.tier,
-        "effortApplied": str(level.effort_applied).lower(),
-        "testsHash": level.suite_hash,
-        "tokensPerSecond": f"{level.tokens_per_second:g}",
-        "avgCompletionTokens": str(level.avg_completion_tokens),
-        **{f"score.{c}": f"{s:g}" for c, s in level.scores.items()},
+        "tier": str(record.tier),
+        "effortApplied": str(record.effort_applied).lower(),
+        "testsHash": str(record.tests_hash),
+        "tokensPerSecond": f"{record.tokens_per_second or 0:g}",
+        "avgCompletionTokens": str(record.avg_completion_tokens or 0),
+        **{f"score.{c}": f"{s:g}" for c, s in (record.scores or {}).items()},
     }
-    if level.repeats > 1:
-        facts["repeats"] = str(level.repeats)
+    if record.repeats is not None and record.repeats > 1:
+        facts["repeats"] = str(record.repeats)
     for name, value in facts.items():
         ET.SubElement(properties, "property", {"name": name, "value": _xml_text(value)})
     kinds = [_case(suite, level, result) for result in level.tests]

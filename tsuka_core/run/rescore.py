@@ -30,6 +30,7 @@ from tsuka_core.engine.results import LevelResult, TestResult
 from tsuka_core.engine.runner import run_test
 from tsuka_core.engine.sweep import level_result
 from tsuka_core.errors import RequestError, StoreError, WriteFailedError
+from tsuka_core.record.level import LevelRecord
 from tsuka_core.run.profiles import stored_profiles
 from tsuka_core.storage.history_query import StoredLevel, StoredRun, StoredTest, load_run
 from tsuka_core.storage.recorder import RunInfo, RunRecorder
@@ -84,7 +85,7 @@ class ReplayBackend(Backend):
     def profile_extra(self, model: str, effort: Effort | None) -> dict[str, Any]:
         """What the recorded level stored beside its scores, and the run its answers come from."""
         del model, effort
-        return {**self._level.extra, "rescoredFrom": self._run.id}
+        return {**_backend_facts(self._level.record), "rescoredFrom": self._run.id}
 
     async def list_models(self) -> list[str]:
         """Only the recorded model."""
@@ -110,6 +111,15 @@ class ReplayBackend(Backend):
             raise NeedsLiveRun(f"the tools of this test differ from those in {run}")
         assert recorded.response is not None
         return recorded.response
+
+
+def _backend_facts(record: LevelRecord) -> dict[str, Any]:
+    """What the recorded level's backend said beside its scores, as its record keeps it: the sampling, the chat
+    template and compute of an in-process model, and any fact of a plugin backend's own (those named like a
+    record field among them, which the new record keeps apart again)."""
+    found = {name: record.found(name) for name in ("sampling", "chatTemplate", "compute")}
+    own = {**(record.backend_extra or {}), **(record.model_extra or {})}
+    return {**own, **{k: v for k, v in found.items() if v is not None}}
 
 
 def _replay_class(name: str) -> type[ReplayBackend]:
@@ -139,7 +149,8 @@ async def _rescore_level(run: StoredRun, level: StoredLevel, suite: Suite, clien
     """Every run of every test of the suite, each replayed from the same run of the recording."""
     cls = _replay_class(level.backend or run.backend)
     recorded = {(t.name, t.repeat): t for t in level.tests}
-    effort: Effort | None = level.effort if level.effort_applied else None  # type: ignore[assignment]
+    applied = level.record.effort_applied is not False
+    effort: Effort | None = level.effort if applied else None  # type: ignore[assignment]
     results: list[TestResult] = []
     for test in suite.tests:
         runs = len(level.runs_of(test.name))
@@ -150,7 +161,7 @@ async def _rescore_level(run: StoredRun, level: StoredLevel, suite: Suite, clien
     stored_effort: Effort = level.effort  # type: ignore[assignment]
     replay = cls(level, None, run, client)
     facts = ServerFacts.from_profile(level.record.server)  # what the server said when the answers were got
-    return level_result(replay, suite, level.model, stored_effort, level.effort_applied, results, level.repeats, facts)
+    return level_result(replay, suite, level.model, stored_effort, applied, results, level.repeats, facts)
 
 
 async def _rescore_levels(run: StoredRun, suite: Suite) -> list[LevelResult]:

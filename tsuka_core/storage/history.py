@@ -4,11 +4,12 @@ Layout (``PRAGMA user_version`` is :data:`SCHEMA_VERSION`)::
 
     runs       one row per run or rescore: suite hash, backend, redacted base URL, models, efforts, options,
                and the process writing it (``pid``, ``host``, ``process_start``; see ``storage.owner``)
-    levels     one row per model@effort measured: tier, scores, speed, whether it was stored and recommended,
-               ``repeats``, how many times each test was run (``--repeats``), where its answers came
-               from: ``name`` (the model's name in the profile store), ``endpoint`` (the project file's
-               endpoint), ``backend`` and ``provider`` (NULL: the run's), and ``record``, the level's whole
-               record as the profile store keeps it (``record.LevelRecord``), complete or not
+    levels     one row per model@effort measured: its keys, where its answers came from (``name``, the
+               model's name in the profile store; ``endpoint``, the project file's endpoint; ``backend`` and
+               ``provider``, NULL: the run's), what the run did with it (``status``: ``complete``,
+               ``partial`` or ``unmeasured``; whether it was stored and recommended; the run's notes), and
+               ``record``, the level's one record as the profile store keeps it (``record.LevelRecord``),
+               complete or not: its tier, scores, speed, repeats and every other figure, read from there only
     tests      one row per run of a test of a level: ``repeat`` (which run, from 1), score, status, error,
                the tools offered; ``position`` is the row's order in the level (test by test, runs in order)
     steps      one row per step: the messages sent, the answer (reasoning apart), usage and duration, and
@@ -26,8 +27,10 @@ time it is opened for writing (layout 1 gains ``levels.repeats`` and
 ``name``, ``endpoint``, ``backend`` and ``provider``, every existing row reading
 NULL: the run's; layout 3 gains ``steps.fault`` and the run's ``pid``, ``host`` and ``process_start``,
 NULL in every existing row: no failure kind, nothing known of its process; layout 4 gains ``levels.record``, the
-level's record, NULL in every existing row: the record is then read from the level's columns); opened read-only,
-it is read as it is, a column it lacks reading as its default.
+level's record, NULL in every existing row: the record is then read from the level's columns; layout 5 gains
+``levels.status``, and each level without a record gets the one its columns say, before the columns the record
+holds are dropped: ``storage.level_columns``); opened read-only, it is read as it is, a column it lacks reading as
+its default, a level's record and status as its columns say.
 
 A run across the endpoints of a project file is one run: its row names every
 endpoint's backend and provider, and each level names its own.
@@ -39,7 +42,7 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +51,7 @@ from typing import Any
 from tsuka_core.errors import StoreError
 from tsuka_core.storage.answer_json import response_from_json, response_to_json
 from tsuka_core.storage.files import make_folders
+from tsuka_core.storage.level_columns import columns_record, columns_status
 from tsuka_core.terms import HISTORY_ENV
 from tsuka_core.textsafe import scrub_text
 from tsuka_core.timestamps import format_tested_at
@@ -64,13 +68,16 @@ __all__ = [
     "transaction",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """The layout written by this engine; a file with a higher version is refused, never rewritten.
 
 1: the first layout. 2: ``levels.repeats`` and ``tests.repeat`` (``--repeats``). 3: ``levels.name``,
 ``levels.endpoint``, ``levels.backend`` and ``levels.provider`` (one run across several endpoints).
 4: ``runs.pid``, ``runs.host`` and ``runs.process_start``: the process writing the run.
 5: ``levels.record``: the level's record (``record.LevelRecord``) as JSON, the same the profile store keeps.
+6: the level row reduced to its keys, the run's facts about it and its record: ``levels.status`` (``complete``,
+``partial``, ``unmeasured``) replaces ``complete`` and the shown ``tier``; the figures the record holds (tier,
+scores, speed, tokens, ``effort_applied``, ``usage_estimated``, ``extra``, ``repeats``) are no longer columns.
 """
 
 LOCK_TIMEOUT = 30.0
@@ -101,23 +108,15 @@ CREATE TABLE levels (
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     model TEXT NOT NULL,
     effort TEXT NOT NULL,
-    effort_applied INTEGER NOT NULL,
-    complete INTEGER NOT NULL,
-    tier TEXT NOT NULL,
-    scores TEXT NOT NULL,
-    tokens_per_second REAL NOT NULL,
-    avg_completion_tokens INTEGER NOT NULL,
-    usage_estimated INTEGER NOT NULL,
     stored INTEGER NOT NULL,
     recommended INTEGER NOT NULL,
-    extra TEXT NOT NULL,
     notes TEXT NOT NULL,
-    repeats INTEGER NOT NULL DEFAULT 1,
     name TEXT,
     endpoint TEXT,
     backend TEXT,
     provider TEXT,
-    record TEXT
+    record TEXT NOT NULL,
+    status TEXT NOT NULL
 );
 CREATE INDEX levels_run ON levels(run_id);
 CREATE TABLE tests (
@@ -165,7 +164,32 @@ CREATE TABLE responses (
 );
 """
 
-_UPGRADES: dict[int, tuple[str, ...]] = {
+_FIGURE_COLUMNS = (
+    "effort_applied",
+    "complete",
+    "tier",
+    "scores",
+    "tokens_per_second",
+    "avg_completion_tokens",
+    "usage_estimated",
+    "extra",
+    "repeats",
+)
+"""The level columns of layouts 1 to 5 that the record holds (``status``: ``complete`` and ``tier``), dropped in 6."""
+
+
+def _fill_records(db: sqlite3.Connection) -> None:
+    """Give each level its status, and its record where it has none, from its columns (layout 5 to 6)."""
+    runs = {row["id"]: row for row in db.execute("SELECT * FROM runs")}
+    for row in db.execute("SELECT * FROM levels").fetchall():
+        run = runs.get(row["run_id"])
+        if run is None:
+            continue  # a level whose run is gone (a file edited by hand): no reader reaches it
+        record = row["record"] if row["record"] is not None else dumps(columns_record(row, run))
+        db.execute("UPDATE levels SET status = ?, record = ? WHERE id = ?", (columns_status(row), record, row["id"]))
+
+
+_UPGRADES: dict[int, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     1: (
         "ALTER TABLE levels ADD COLUMN repeats INTEGER NOT NULL DEFAULT 1",
         "ALTER TABLE tests ADD COLUMN repeat INTEGER NOT NULL DEFAULT 1",
@@ -183,8 +207,14 @@ _UPGRADES: dict[int, tuple[str, ...]] = {
         "ALTER TABLE runs ADD COLUMN process_start TEXT",
     ),
     4: ("ALTER TABLE levels ADD COLUMN record TEXT",),
+    5: (
+        "ALTER TABLE levels ADD COLUMN status TEXT NOT NULL DEFAULT 'complete'",
+        _fill_records,
+        *(f"ALTER TABLE levels DROP COLUMN {name}" for name in _FIGURE_COLUMNS),
+    ),
 }
-"""The statements that take a file from layout N to N + 1, keeping every row (new columns get their default)."""
+"""What takes a file from layout N to N + 1, keeping every row: statements (new columns get their default), and
+steps that fill new columns from old ones."""
 
 
 def default_history_path(store_path: Path) -> Path:
@@ -272,11 +302,14 @@ def _create_or_upgrade(db: sqlite3.Connection, path: Path) -> None:
     if version == 0:
         if db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0]:
             raise StoreError(f"{path} holds a database that is not a tsuka history; pass another --history-db")
-        statements = [s for s in _SCHEMA.split(";") if s.strip()]
+        statements: list[str | Callable[[sqlite3.Connection], None]] = [s for s in _SCHEMA.split(";") if s.strip()]
     else:
         statements = [s for step in range(version, SCHEMA_VERSION) for s in _UPGRADES[step]]
     for statement in statements:
-        db.execute(statement)
+        if isinstance(statement, str):
+            db.execute(statement)
+        else:
+            statement(db)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 

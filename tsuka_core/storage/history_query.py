@@ -21,7 +21,8 @@ from tsuka_core.storage.history_types import (
     StoredTestRuns,
     group_tests,
 )
-from tsuka_core.storage.history_values import MAX_REPEATS, count, rate, share, shares, weight
+from tsuka_core.storage.history_values import MAX_REPEATS, share, weight
+from tsuka_core.storage.level_columns import STATUSES, column, columns_record, columns_status
 from tsuka_core.storage.owner import ABANDONED, gone
 from tsuka_core.storage.stored_size import within_bounds
 from tsuka_core.terms import EFFORTS
@@ -78,7 +79,7 @@ def _run(row: sqlite3.Row, levels: Sequence[StoredLevel] = ()) -> StoredRun:
 def _status(row: sqlite3.Row) -> str:
     """The run's status; ``abandoned`` for a run left ``running`` by a process that is gone."""
     status: str = row["status"]
-    if status == "running" and gone(_column(row, "pid"), _column(row, "host"), _column(row, "process_start")):
+    if status == "running" and gone(column(row, "pid"), column(row, "host"), column(row, "process_start")):
         return ABANDONED
     return status
 
@@ -162,59 +163,44 @@ def _level(db: sqlite3.Connection, row: sqlite3.Row, run: sqlite3.Row, *, deep: 
     return StoredLevel(
         model=row["model"],
         effort=row["effort"],
-        effort_applied=bool(row["effort_applied"]),
-        complete=bool(row["complete"]),
-        tier=row["tier"],
-        scores=shares(_json(row, "scores", dict), "levels.scores"),
-        tokens_per_second=rate(row["tokens_per_second"], "levels.tokens_per_second"),
-        avg_completion_tokens=count(row["avg_completion_tokens"], "levels.avg_completion_tokens"),
-        usage_estimated=bool(row["usage_estimated"]),
+        record=_record(row, run),
+        status=_level_status(row),
         stored=bool(row["stored"]),
         recommended=bool(row["recommended"]),
-        extra=_json(row, "extra", dict),
         notes=_json(row, "notes", list),
         tests=tuple(_test(db, t) for t in tests) if deep else (),
-        repeats=_count(row, "repeats"),
-        name=_column(row, "name") or row["model"],
-        endpoint=_column(row, "endpoint"),
-        backend=_column(row, "backend") or run["backend"],
-        provider=_column(row, "provider") or run["provider"],
-        record=_record(row, run),
+        name=column(row, "name") or row["model"],
+        endpoint=column(row, "endpoint"),
+        backend=column(row, "backend") or run["backend"],
+        provider=column(row, "provider") or run["provider"],
     )
 
 
 def _record(row: sqlite3.Row, run: sqlite3.Row) -> LevelRecord:
-    """The level's record: as written (layout 5 on), else what its columns and its run say."""
-    written = _column(row, "record")
-    if written is not None:
-        return LevelRecord.parse(safe_loads(written))
-    extra = _json(row, "extra", dict)
-    columns: dict[str, Any] = {
-        "model": row["model"],
-        "provider": _column(row, "provider") or run["provider"],
-        "tier": row["tier"],
-        "scores": _json(row, "scores", dict),
-        "tokensPerSecond": row["tokens_per_second"],
-        "benchmarkVersion": run["benchmark_version"],
-        "testsHash": run["suite_hash"],
-        "reasoningEffort": row["effort"],
-        "avgCompletionTokens": row["avg_completion_tokens"],
-        "backend": _column(row, "backend") or run["backend"],
-        "effortApplied": bool(row["effort_applied"]),
-        "sampling": _sent(extra.get("sampling")),
-    }
-    if _count(row, "repeats") > 1:
-        columns["repeats"] = _count(row, "repeats")
-    if row["usage_estimated"]:
-        columns["usageEstimated"] = True
-    return LevelRecord.parse({k: v for k, v in columns.items() if v is not None})
+    """The level's record; ValueError naming a field that is not of its kind (no run could have written it)."""
+    found = columns_record(row, run)
+    record = LevelRecord.parse(found)
+    if not record.is_object:
+        raise ValueError("a level's record is not a JSON object")
+    scores = found.get("scores")
+    if isinstance(scores, dict) and len(scores) != len(record.scores or {}):
+        raise ValueError(f"a level's record holds {str(scores)[:60]!r} as scores, not scores from 0 to 1")
+    if record.damaged:
+        name, value = next(iter(record.damaged.items()))
+        raise ValueError(f"a level's record holds {str(value)[:40]!r} as {name}, which no run writes")
+    if record.repeats is not None and not 1 <= record.repeats <= MAX_REPEATS:
+        raise ValueError(f"a level's record holds {record.repeats} as repeats, not a number from 1 to {MAX_REPEATS}")
+    return record
 
 
-def _sent(sampling: object) -> dict[str, Any] | None:
-    """The sampling a level of an older layout kept in ``extra``, settings left to the server (None) left out."""
-    if not isinstance(sampling, dict):
-        return None
-    return {str(k): v for k, v in sampling.items() if v is not None}
+def _level_status(row: sqlite3.Row) -> str:
+    """``complete``, ``partial`` or ``unmeasured``: the status column (layout 6 on), else what the columns say."""
+    if "status" not in row.keys():  # noqa: SIM118  (`in row` looks among the values)
+        return columns_status(row)
+    status = row["status"]
+    if status not in STATUSES:
+        raise ValueError(f"a level's status holds {str(status)[:40]!r}, not one of {', '.join(STATUSES)}")
+    return str(status)
 
 
 def _test(db: sqlite3.Connection, row: sqlite3.Row) -> StoredTest:
@@ -234,19 +220,14 @@ def _test(db: sqlite3.Connection, row: sqlite3.Row) -> StoredTest:
     )
 
 
-def _count(row: sqlite3.Row, column: str) -> int:
-    """``row[column]`` (1 to MAX_REPEATS), or 1 when the row comes from a file of layout 1 that lacks the column."""
-    if column not in row.keys():  # noqa: SIM118  (`in row` looks among the values)
+def _count(row: sqlite3.Row, name: str) -> int:
+    """``row[name]`` (1 to MAX_REPEATS), or 1 when the row comes from a file of layout 1 that lacks the column."""
+    if name not in row.keys():  # noqa: SIM118  (`in row` looks among the values)
         return 1
-    value = row[column]
+    value = row[name]
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REPEATS:
-        raise ValueError(f"{column} holds {str(value)[:40]!r}, not a whole number from 1 to {MAX_REPEATS}")
+        raise ValueError(f"{name} holds {str(value)[:40]!r}, not a whole number from 1 to {MAX_REPEATS}")
     return value
-
-
-def _column(row: sqlite3.Row, column: str) -> Any:
-    """``row[column]``, or None when the row comes from a file of an older layout, opened read-only, that lacks it."""
-    return row[column] if column in row.keys() else None  # noqa: SIM118  (`in row` looks among the values)
 
 
 def _check(row: sqlite3.Row) -> StoredCheck:
@@ -267,5 +248,5 @@ def _step(db: sqlite3.Connection, row: sqlite3.Row) -> StoredStep:
         cut=answer is not None and "cut" in answer,
         cached=bool(row["cached"]),
         checks=tuple(_check(c) for c in checks),
-        fault=fault if isinstance(fault := _column(row, "fault"), str) else None,
+        fault=fault if isinstance(fault := column(row, "fault"), str) else None,
     )

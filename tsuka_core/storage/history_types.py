@@ -9,6 +9,7 @@ from typing import Any
 from tsuka_core.backends.base import ChatResponse
 from tsuka_core.engine.results import RunScores, runs_by
 from tsuka_core.record.level import LevelRecord
+from tsuka_core.storage.level_columns import COMPLETE, UNMEASURED
 
 __all__ = ["StoredCheck", "StoredLevel", "StoredRun", "StoredStep", "StoredTest", "StoredTestRuns", "group_tests"]
 
@@ -106,25 +107,24 @@ def group_tests(tests: Sequence[StoredTest]) -> list[StoredTestRuns]:
 
 @dataclass(frozen=True)
 class StoredLevel:
-    """One recorded model@effort."""
+    """One recorded model@effort: its keys, what the run did with it, and its record, where every figure is read."""
 
     model: str
     effort: str
-    effort_applied: bool
-    complete: bool
-    tier: str
-    scores: Mapping[str, float]
-    tokens_per_second: float
-    avg_completion_tokens: int
-    usage_estimated: bool
-    stored: bool
-    recommended: bool
-    extra: Mapping[str, Any]
-    notes: Sequence[str]
+    record: LevelRecord
+    """The level's record as written (``record.LevelRecord``): tier, scores, speed, repeats, intervals...; for a
+    level of an older layout, what its columns said (no ``testResults``, intervals, sampling or speed sources:
+    those layouts did not keep them)."""
+    status: str = COMPLETE
+    """``complete`` (every test measured), ``partial`` (some ended in error) or ``unmeasured`` (none measured)."""
+    stored: bool = False
+    """Whether the run wrote it to the profile store."""
+    recommended: bool = False
+    """Whether it is the effort the run recommended."""
+    notes: Sequence[str] = ()
+    """What the run said about it (each note once)."""
     tests: tuple[StoredTest, ...] = ()
     """Every recorded run of every test, test by test, runs in repeat order."""
-    repeats: int = 1
-    """How many times each test was run (``--repeats``)."""
     name: str = ""
     """The model's name in the profile store: ``NAME:model`` when two endpoints of the run served it, else the model."""
     endpoint: str | None = None
@@ -133,9 +133,28 @@ class StoredLevel:
     """The backend that answered (the run's, unless the run spanned several endpoints)."""
     provider: str = ""
     """Where the answers came from, as the history stores it (base URLs redacted)."""
-    record: LevelRecord = field(default_factory=LevelRecord)
-    """The level's record as written (``record.LevelRecord``); for a level of an older layout, read from its
-    columns (no ``testResults``, sampling or speed sources: those layouts did not keep them)."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether every test of the level was measured."""
+        return self.status == COMPLETE
+
+    @property
+    def tier(self) -> str:
+        """The record's tier, or ``unmeasured`` when no test was measured (or the record has none)."""
+        if self.status == UNMEASURED or self.record.tier is None:
+            return UNMEASURED
+        return self.record.tier
+
+    @property
+    def scores(self) -> Mapping[str, float]:
+        """The record's category scores (none when it has none)."""
+        return self.record.scores or {}
+
+    @property
+    def repeats(self) -> int:
+        """How many times each test was run (``--repeats``): the record's ``repeats``, 1 without."""
+        return self.record.repeats or 1
 
     @property
     def key(self) -> str:

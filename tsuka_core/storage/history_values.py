@@ -5,11 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tsuka_core.backends.plausible import MAX_TOKEN_COUNT
-from tsuka_core.record.lenient import MAX_RATE
 from tsuka_core.suite.testfile import MAX_WEIGHT
 
-__all__ = ["MAX_RATE", "MAX_REPEATS", "count", "rate", "share", "shares", "weight"]
+__all__ = ["MAX_REPEATS", "share", "weight"]
 
 MAX_REPEATS = 1000
 """The most runs of one test a level may have recorded (``--repeats`` takes up to 100)."""
@@ -32,24 +30,6 @@ def share(value: Any, column: str) -> float:
     return _number(value, column, 0.0, 1.0)
 
 
-def shares(value: dict[str, Any], column: str) -> dict[str, float]:
-    """Scores by category, each from 0 to 1."""
-    return {str(key): share(item, f"{column}[{str(key)[:40]!r}]") for key, item in value.items()}
-
-
 def weight(value: Any, column: str) -> float:
     """A test's or a check's weight, as a suite may give it (at most ``MAX_WEIGHT``)."""
     return _number(value, column, 0.0, MAX_WEIGHT)
-
-
-def rate(value: Any, column: str) -> float:
-    """Tokens per second: at least 0, at most ``MAX_RATE``."""
-    return _number(value, column, 0.0, MAX_RATE)
-
-
-def count(value: Any, column: str) -> int:
-    """A token count: a whole number from 0 to ``MAX_TOKEN_COUNT``."""
-    number = _number(value, column, 0, MAX_TOKEN_COUNT)
-    if not number.is_integer():
-        raise ValueError(f"{column} holds {number:.6g}, not a whole number")
-    return int(number)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
-from tsuka_core.engine.results import BORDERLINE
+from tsuka_core.engine.results import BORDERLINE, Confidence
 from tsuka_core.storage.profile import Profile
 from tsuka_core.terms import CATEGORIES, Category
 
@@ -43,6 +43,15 @@ class StoredConfidence:
     def borderline(self) -> bool:
         """Whether the profile states a tier confidence under :data:`BORDERLINE` (unknown is not borderline)."""
         return isinstance(self.tier_confidence, float) and self.tier_confidence < BORDERLINE
+
+    @property
+    def whole(self) -> Confidence | None:
+        """As a :class:`~tsuka_core.engine.results.Confidence` when the tier confidence and every category's
+        interval are there, else None (a level of an older layout, an unmeasured one, or a damaged record)."""
+        intervals = {c: i for c, i in self.intervals.items() if isinstance(i, tuple)}
+        if not isinstance(self.tier_confidence, float) or len(intervals) != len(CATEGORIES):
+            return None
+        return Confidence(intervals, self.tier_confidence)
 
 
 def stored_confidence(profile: Profile | object) -> StoredConfidence:

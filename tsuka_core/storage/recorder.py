@@ -13,6 +13,7 @@ from tsuka_core.masking import masked_options
 from tsuka_core.record.level import LevelRecord
 from tsuka_core.storage.answer_json import bounded_response_json
 from tsuka_core.storage.history import dumps, now, transaction
+from tsuka_core.storage.level_columns import COMPLETE, PARTIAL, UNMEASURED
 from tsuka_core.storage.owner import this_process
 from tsuka_core.textsafe import scrub_text
 from tsuka_core.urls import redact_url
@@ -107,29 +108,20 @@ def _write_level(
     notes: Sequence[str],
     cached: frozenset[int],
 ) -> None:
-    """One level row (``flags``: stored, recommended), then its tests; the figures as its record bounds them."""
+    """One level row (``flags``: stored, recommended) with its record, then its tests."""
     stored, recommended = flags
     level, record = measured
     cursor = db.execute(
-        "INSERT INTO levels (run_id, model, effort, effort_applied, complete, tier, scores, tokens_per_second,"
-        " avg_completion_tokens, usage_estimated, stored, recommended, extra, notes, repeats, name, endpoint,"
-        " backend, provider, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO levels (run_id, model, effort, status, stored, recommended, notes, name, endpoint, backend,"
+        " provider, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             run_id,
             level.model,
             level.effort,
-            level.effort_applied,
-            level.complete,
-            level.shown_tier,
-            dumps(dict(level.scores)),
-            record.tokens_per_second or 0,
-            record.avg_completion_tokens or 0,
-            level.usage_estimated,
+            _status(level),
             stored,
             recommended,
-            dumps(dict(level.extra)),
             dumps(list(notes)),
-            level.repeats,
             name or level.model,
             level.endpoint,
             level.backend or None,
@@ -140,6 +132,13 @@ def _write_level(
     level_id = cursor.lastrowid
     for position, test in enumerate(level.tests):
         _write_test(db, level_id, position, test, cached)
+
+
+def _status(level: LevelResult) -> str:
+    """``complete``, ``partial`` or ``unmeasured``, as the history keeps it."""
+    if level.complete:
+        return COMPLETE
+    return PARTIAL if level.measured_any else UNMEASURED
 
 
 def _write_test(
