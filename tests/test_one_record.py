@@ -130,7 +130,7 @@ def test_two_settings_against_one_model_are_both_recorded_and_compared(tmp_path:
             assert ran.exit_code == 0, ran.stderr
     history = tmp_path / ".tsuka" / "history.sqlite"
     limits = [load_run(history, n).levels[0].record.sampling for n in (1, 2)]
-    assert [s["maxTokens"] if s else None for s in limits] == [512, 24]
+    assert [s.max_tokens if s else None for s in limits] == [512, 24]
     compared = invoke("compare", "1", "2", "--profiles", store)
     assert compared.exit_code == 0, compared.stderr
     assert "maxTokens 512 → 24" in compared.stdout
@@ -184,3 +184,53 @@ def test_a_field_of_no_declared_name_is_found_among_the_kept_ones() -> None:
     assert record.found("customFigure") == 7
     assert record.found("tier") == "small"
     assert record.found("nothingHere") is None
+
+
+NESTED = {
+    "sampling": {"maxTokens": 512, "temperature": 0.2, "seed": 7, "topK": 40, "minP": 0.05},
+    "compute": {"threads": 4, "cores": 8, "busyCores": 2, "load": 1.5, "chosenBy": "free cores", "parallel": 1},
+    "server": {"kind": "llama.cpp", "version": "b6000", "slots": 2, "supportsTools": True},
+    "speedFigures": {"latencyMs": {"p50": 120.5, "p95": 300.0, "answers": 9, "source": "wall", "formula": "t"}},
+    "backendOptions": {"stream": True, "mode": ["a", 1]},
+}
+
+
+def test_the_nested_fields_are_typed_and_written_back_as_read() -> None:
+    record = LevelRecord.parse({"tier": "small", **NESTED})
+
+    assert record.damaged == {}
+    assert record.sampling is not None
+    assert (record.sampling.max_tokens, record.sampling.top_k) == (512, 40)
+    assert record.sampling.found("minP") == 0.05  # a backend's own setting is kept
+    assert record.compute is not None
+    assert (record.compute.threads, record.compute.chosen_by) == (4, "free cores")
+    assert record.server is not None
+    assert (record.server.kind, record.server.supports_tools) == ("llama.cpp", True)
+    assert record.speed_figures is not None
+    assert record.speed_figures["latencyMs"].answers == 9
+    assert record.stored() == {"tier": "small", **NESTED}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "inner"),
+    [
+        ("sampling", 5, None),
+        ("compute", [4], None),
+        ("server", "llama.cpp", None),
+        ("speedFigures", {"latencyMs": 3}, None),
+        ("compute", {"threads": "four", "cores": 8}, "threads"),
+        ("server", {"kind": "llama.cpp", "slots": -1}, "slots"),
+        ("sampling", {"maxTokens": True}, "maxTokens"),
+    ],
+)
+def test_a_nested_field_of_the_wrong_kind_is_damage_where_it_is(field: str, value: Any, inner: str | None) -> None:
+    record = LevelRecord.parse({"tier": "small", field: value})
+
+    if inner is None:  # not an object where one belongs: the record's field is damaged
+        assert record.damaged == {field: value}
+        return
+    assert record.damaged == {}
+    nested = record.found(field)
+    assert nested.damaged == {inner: value[inner]}
+    assert nested.found(inner) == value[inner]
+    assert inner not in nested.stored()  # never written back as if it were of its kind

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.masking import secret_option
+from tsuka_core.record.lenient import Lenient
 from tsuka_core.terms import Effort
 from tsuka_core.urls import url_secrets
 
@@ -164,9 +165,9 @@ class ServerFacts:
         return {name: value for key, name in _FACT_NAMES.items() if (value := getattr(self, key)) is not None}
 
     @classmethod
-    def from_profile(cls, stored: Mapping[str, Any] | None) -> ServerFacts:
+    def from_profile(cls, stored: Mapping[str, Any] | Lenient | None) -> ServerFacts:
         """The facts a record's ``server`` holds (:meth:`as_profile`'s form); a value of the wrong kind is left out."""
-        found = dict(stored or {})
+        found = stored.stored() if isinstance(stored, Lenient) else dict(stored or {})
         facts = {key: value for key, name in _FACT_NAMES.items() if _of_kind(key, value := found.get(name))}
         return cls(**facts)
 

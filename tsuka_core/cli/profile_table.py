@@ -135,7 +135,7 @@ class ProfileTable:
             _lines(Text("valid", style="green") if valid else Text(reason, style="yellow"), str(get("testedAt"))),
         )
         self.shown += 1
-        if figures := figures_line(get("speedFigures")):
+        if figures := figures_line(entry.speed_figures):
             self.speeds.append(f"{key}: {figures}")
         if found.borderline:
             self.borderline = True

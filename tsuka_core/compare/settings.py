@@ -40,10 +40,9 @@ def record_settings(record: LevelRecord) -> dict[str, Any]:
     tools = tool_prompt(record)
     if tools is not None:
         found["tools"] = tools
-    kind = (record.server or {}).get("kind")
-    if kind:
-        found["server"] = kind
-    sampling = record.sampling or {}
+    if record.server is not None and record.server.kind:
+        found["server"] = record.server.kind
+    sampling = record.sampling.stored() if record.sampling is not None else {}
     found.update({k: v for k, v in sampling.items() if k in _SAMPLING and v is not None})
     return found
 

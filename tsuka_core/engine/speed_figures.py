@@ -20,6 +20,7 @@ from tsuka_core.backends.plausible import rate
 from tsuka_core.engine.metrics import speed_of
 from tsuka_core.engine.results import TestResult
 from tsuka_core.judge.scoring import round_half_up
+from tsuka_core.record.facts import SpeedFigure
 
 __all__ = [
     "FORMULAS",
@@ -139,26 +140,24 @@ _SHOWN = (
 )
 
 
-def figures_line(figures: object) -> str | None:
+def figures_line(figures: Mapping[str, SpeedFigure] | None) -> str | None:
     """The figures on one line, p50/p95 each, with what a streamed figure includes; None when there are none.
 
     ``p50/p95: TTFT 406.0/520.3 ms, decode 49.9/45.1 tok/s, prefill 1,180.0/900.2 tok/s, latency ...; TTFT and
     prefill include time queued at the server`` (the last part for figures measured on a stream). Read
     leniently: a figure stored damaged is left out.
     """
-    if not isinstance(figures, dict):
-        return None
     parts = []
     queued = False
     for name, label, unit in _SHOWN:
-        figure = figures.get(name)
-        if not isinstance(figure, dict):
+        figure = (figures or {}).get(name)
+        if figure is None:
             continue
-        p50, p95 = figure.get("p50"), figure.get("p95")
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in (p50, p95)):
+        p50, p95 = figure.p50, figure.p95
+        if p50 is None or p95 is None or not (math.isfinite(p50) and math.isfinite(p95)):
             continue
         parts.append(f"{label} {p50:,.1f}/{p95:,.1f} {unit}")
-        queued = queued or (figure.get("source") == "stream" and name != "decodeTokensPerSecond")
+        queued = queued or (figure.source == "stream" and name != "decodeTokensPerSecond")
     if not parts:
         return None
     caveat = "; TTFT and prefill include time queued at the server" if queued else ""

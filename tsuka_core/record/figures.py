@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from tsuka_core.record.lenient import Lenient
@@ -22,6 +24,8 @@ class Figure(BaseModel):
 
 class ScorecardFigures(Lenient):
     """The figures a registered scorecard gave one level: which scorecard, and each figure by its label."""
+
+    objects_only: ClassVar[bool] = True
 
     name: str | None = None
     """The scorecard's name (``bfcl``, ``ifeval``)."""

@@ -9,7 +9,7 @@ that must say what was there. Unknown keys are kept too (``model_extra``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
     AfterValidator,
@@ -83,6 +83,9 @@ class Lenient(BaseModel):
         frozen=True, alias_generator=to_camel, populate_by_name=True, extra="allow", use_attribute_docstrings=True
     )
 
+    objects_only: ClassVar[bool] = False
+    """True for an object nested in another: a value that is not an object is damage to the field holding it."""
+
     _damaged: dict[str, Any] = PrivateAttr(default_factory=dict)
     _found: frozenset[str] = PrivateAttr(default=frozenset())
     _is_object: bool = PrivateAttr(default=True)
@@ -94,6 +97,8 @@ class Lenient(BaseModel):
         if isinstance(data, cls):
             return data
         is_object = isinstance(data, Mapping)
+        if not is_object and cls.objects_only:
+            raise ValueError("not an object")
         values: dict[str, Any] = {str(k): v for k, v in data.items()} if isinstance(data, Mapping) else {}
         found, damaged = frozenset(values), dict[str, Any]()
         while True:
@@ -122,6 +127,10 @@ class Lenient(BaseModel):
     def damaged(self) -> Mapping[str, Any]:
         """The fields present but not of their type, by stored (camelCase) name, with the value found."""
         return self._damaged
+
+    def stored(self) -> dict[str, Any]:
+        """As JSON: the fields set, in their order, then any other key kept."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
     def has(self, name: str) -> bool:
         """Whether the stored object holds the key ``name`` (camelCase), whatever its value."""

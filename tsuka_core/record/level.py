@@ -15,8 +15,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, PrivateAttr, StrictBool, StrictInt, field_validator
+from pydantic import Field, JsonValue, PrivateAttr, StrictBool, StrictInt, field_validator
 
+from tsuka_core.record.facts import Compute, Sampling, ServerSaid, SpeedFigure
 from tsuka_core.record.figures import ScorecardFigures
 from tsuka_core.record.lenient import (
     Count,
@@ -138,7 +139,7 @@ class LevelRecord(Lenient):
     for the suite installed with tsuka, ``extended`` for ``--suite extended``, or a plugin's suite), else the
     folder's full path; ``tsuka profiles`` shows it, and ``tsuka profiles``, ``tier`` and ``gate`` judge the
     profile against it (see [Valid and stale](#valid-and-stale))."""
-    sampling: dict[str, Any] | None = None
+    sampling: Sampling | None = None
     """The limits and sampling every request was sent with, whatever the backend: ``maxTokens``, ``temperature``
     and ``seed`` when set (by an option, a project file, or the backend's own default), then what the backend
     says it sent (``topK``, ``topP``, ``repeatPenalty``...); a setting left to the server is absent.
@@ -151,14 +152,14 @@ class LevelRecord(Lenient):
     requests in tsuka's ChatML tool template). With ``--option chat_template=FILE``, ``model`` is that file's
     name. Served by llama-server with its own template, such a model gets llama.cpp's generic tool handling
     instead, and its ``toolCalling`` score can differ; the run says so."""
-    compute: dict[str, Any] | None = None
+    compute: Compute | None = None
     """Present for a model run in-process (``embedded``): the CPU threads it computed with and why: ``threads``,
     ``cores`` (those the process may run on), ``busyCores`` (kept busy by other programs when the model loaded),
     ``load`` (the one-minute load average then), ``chosenBy`` (``free cores``, or ``option`` for ``--option
     threads=N``), ``parallel`` (answers decoded together: 1 unless ``--option parallel=N``). Speed depends on
     them; the answers do not, unless ``parallel`` is above 1 (llama.cpp's batched decoding is not
     batch-invariant)."""
-    backend_options: dict[str, Any] | None = None
+    backend_options: dict[str, JsonValue] | None = None
     """Present when ``--option`` (or a project file's ``options``) set any: the backend options, ``stream``
     among them, with every secret value masked."""
     speed_source: Literal["server", "stream", "wall"] | None = None
@@ -173,7 +174,7 @@ class LevelRecord(Lenient):
     """Present when known: the mean milliseconds to an answer's first token (with server timings the prompt time,
     which leaves out time queued for a free slot; streamed, the arrival of the first token, queue included), one
     decimal."""
-    speed_figures: dict[str, dict[str, Any]] | None = None
+    speed_figures: dict[str, SpeedFigure] | None = None
     """Per figure (``timeToFirstTokenMs``, ``decodeTokensPerSecond``, ``prefillTokensPerSecond``,
     ``latencyMs``), ``p50`` and ``p95`` over the level's answers, ``answers``, ``source`` and ``formula``; only
     ``latencyMs`` when the speed is wall time ([measurement.md](measurement.md))."""
@@ -189,7 +190,7 @@ class LevelRecord(Lenient):
     call where one was wanted), ``toolCallsInText``, ``invalidArguments`` (a malformed call), ``wrongTool``,
     ``missingArgument``, ``wrongArguments``, ``extraOrMissingCalls``; [contract.md](contract.md) says when each
     applies. Readers take an absent kind as 0."""
-    server: dict[str, Any] | None = None
+    server: ServerSaid | None = None
     """Present when the server said anything about itself: ``kind`` (``llama.cpp``, ``ollama``), ``version``
     (build), ``modelFile`` (path or digest), ``slots``, ``supportsTools``, ``supportsParallelToolCalls``,
     ``supportsReasoningEffort`` (the chat template's capabilities), each only when given."""
@@ -214,7 +215,7 @@ class LevelRecord(Lenient):
     """Present for a suite a registered scorecard knows (BFCL's, IFEval): the scorecard's ``name`` and its
     ``figures`` for this level, each ``{"value": share, "count": items}``; ``tsuka scorecard`` combines the
     figures of every suite it knows into the benchmark's own table."""
-    backend_extra: dict[str, Any] | None = None
+    backend_extra: dict[str, JsonValue] | None = None
     """Present when a backend (or a hand-edited history) gave a fact named like one of the fields above: those
     facts, kept apart, never replacing the record's own."""
 
@@ -285,4 +286,4 @@ class LevelRecord(Lenient):
 
     def stored(self) -> dict[str, Any]:
         """The record as JSON: the fields set, TSUKA's in its order, then tsuka's own, then any other key kept."""
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return super().stored()

@@ -117,7 +117,8 @@ def _backend_facts(record: LevelRecord) -> dict[str, Any]:
     """What the recorded level's backend said beside its scores, as its record keeps it: the sampling, the chat
     template and compute of an in-process model, and any fact of a plugin backend's own (those named like a
     record field among them, which the new record keeps apart again)."""
-    found = {name: record.found(name) for name in ("sampling", "chatTemplate", "compute")}
+    stored = record.stored()
+    found = {name: stored.get(name) for name in ("sampling", "chatTemplate", "compute")}
     own = {**(record.backend_extra or {}), **(record.model_extra or {})}
     return {**own, **{k: v for k, v in found.items() if v is not None}}
 
