@@ -11,8 +11,9 @@ import pytest
 
 from tsuka_core.compare.compute import compare
 from tsuka_core.compare.model import COMPARE_VERSION, CategoryDelta, SideInfo
-from tsuka_core.compare.paired import NOISE_TEST, PairedSample, paired_interval
+from tsuka_core.compare.paired import NOISE_TEST, paired_interval
 from tsuka_core.compare.sides import Side, SideCheck, SideLevel, SideTest, load_side
+from tsuka_core.engine.results import Tries
 from tsuka_core.errors import UsageError
 from tsuka_core.judge.scoring import category_score
 
@@ -106,14 +107,14 @@ def test_a_tier_drop_is_a_regression_even_within_noise() -> None:
 
 
 def test_the_bootstrap_is_seeded_and_resamples_repeated_runs() -> None:
-    samples = [PairedSample(1.0, 1.0, (1.0,), (1.0, 0.0, 1.0)) for _ in range(5)]
+    samples = [(Tries("", "json", 1.0, (1.0,)), Tries("", "json", 1.0, (1.0, 0.0, 1.0))) for _ in range(5)]
     first = paired_interval(samples)
 
     assert first == paired_interval(samples)
-    single = paired_interval([PairedSample(1.0, 1.0, (1.0,), (0.67,))] * 5)
+    single = paired_interval([(Tries("", "json", 1.0, (1.0,)), Tries("", "json", 1.0, (0.67,)))] * 5)
     assert single == (-0.33, -0.33)  # the same mean measured once per test: no spread to resample
     assert first[0] < -0.33 < first[1] < 0  # each run redrawn: a wider interval, still below 0
-    assert paired_interval([PairedSample(1.0, 1.0, (1.0,), (1.0,))] * 5) == (0.0, 0.0)
+    assert paired_interval([(Tries("", "json", 1.0, (1.0,)), Tries("", "json", 1.0, (1.0,)))] * 5) == (0.0, 0.0)
     assert paired_interval([]) == (0.0, 0.0)
 
 

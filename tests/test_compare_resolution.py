@@ -14,8 +14,9 @@ from history_helpers import DEFAULT_SUITE, invoke
 from loopback import LoopbackServer, Reply
 
 from tsuka_core.cli.exits import BAD_INPUT
-from tsuka_core.compare.paired import PairedSample, paired_interval
+from tsuka_core.compare.paired import paired_interval
 from tsuka_core.compare.resolution import LEVEL, detectable_drop, spread, zero_chance
+from tsuka_core.engine.results import Tries
 
 pytestmark = pytest.mark.usefixtures("fast_retries")
 
@@ -102,7 +103,10 @@ def test_the_stated_drop_is_one_the_bootstrap_sees_and_one_run_less_it_does_not(
     def interval(total: int) -> tuple[float, float]:
         spread_out = spread(total, tests, runs)
         return paired_interval(
-            [PairedSample(1, 1, (1.0,) * runs, (0.0,) * j + (1.0,) * (runs - j)) for j in spread_out]
+            [
+                (Tries("", "json", 1, (1.0,) * runs), Tries("", "json", 1, (0.0,) * j + (1.0,) * (runs - j)))
+                for j in spread_out
+            ]
         )
 
     if failed > 1:

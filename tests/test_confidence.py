@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-from tsuka_core.engine.confidence import BORDERLINE, Sample, bootstrap, interval
+from tsuka_core.engine.confidence import BORDERLINE, Tries, bootstrap, interval
 from tsuka_core.judge.scoring import category_score, tier_for
 from tsuka_core.terms import CATEGORIES, Category
 
 MIXED = [
-    Sample("instruction", 1, (1.0,)),
-    Sample("instruction", 2, (0.5,)),
-    Sample("instruction", 1, (0.75,)),
-    Sample("json", 1, (1.0,)),
-    Sample("json", 1, (0.0,)),
-    Sample("json", 3, (1.0,)),
-    Sample("toolCalling", 1, (1.0,)),
-    Sample("toolCalling", 2, (0.67,)),
-    Sample("toolCalling", 1, (1.0,)),
+    Tries("", "instruction", 1, (1.0,)),
+    Tries("", "instruction", 2, (0.5,)),
+    Tries("", "instruction", 1, (0.75,)),
+    Tries("", "json", 1, (1.0,)),
+    Tries("", "json", 1, (0.0,)),
+    Tries("", "json", 3, (1.0,)),
+    Tries("", "toolCalling", 1, (1.0,)),
+    Tries("", "toolCalling", 2, (0.67,)),
+    Tries("", "toolCalling", 1, (1.0,)),
 ]
 
 
-def points(samples: list[Sample]) -> dict[Category, float]:
-    return {c: category_score([(s.weight, s.runs[0]) for s in samples if s.category == c]) for c in CATEGORIES}
+def points(samples: list[Tries]) -> dict[Category, float]:
+    return {c: category_score([(s.weight, s.scores[0]) for s in samples if s.category == c]) for c in CATEGORIES}
 
 
 def test_same_results_give_the_same_intervals_and_confidence() -> None:
@@ -51,7 +51,7 @@ def test_percentiles_that_miss_the_measured_score_are_widened_to_hold_it() -> No
 
 
 def test_a_level_where_every_test_passes_is_certain() -> None:
-    perfect = [Sample(c, w, (1.0,)) for c in CATEGORIES for w in (1, 2, 3)]
+    perfect = [Tries("", c, w, (1.0,)) for c in CATEGORIES for w in (1, 2, 3)]
     result = bootstrap(perfect, "large")
     assert result.intervals == dict.fromkeys(CATEGORIES, (1.0, 1.0))
     assert result.tier_confidence == 1.0
@@ -63,28 +63,28 @@ def test_a_level_where_every_test_passes_is_certain() -> None:
 
 
 def test_a_category_without_tests_is_zero_and_certain_of_it() -> None:
-    result = bootstrap([Sample("json", 1, (1.0,))], "small")
+    result = bootstrap([Tries("", "json", 1, (1.0,))], "small")
     assert result.intervals["instruction"] == (0.0, 0.0)
     assert result.intervals["json"] == (1.0, 1.0)
     assert result.tier_confidence == 1.0
 
 
 def test_the_order_of_repeated_runs_does_not_matter() -> None:
-    first = [Sample(c, 1, (1.0, 0.0, 0.0)) for c in CATEGORIES]
-    second = [Sample(c, 1, (0.0, 0.0, 1.0)) for c in CATEGORIES]
+    first = [Tries("", c, 1, (1.0, 0.0, 0.0)) for c in CATEGORIES]
+    second = [Tries("", c, 1, (0.0, 0.0, 1.0)) for c in CATEGORIES]
     assert bootstrap(first, "small") == bootstrap(second, "small")
 
 
 def test_repeated_runs_are_resampled_too() -> None:
-    steady = [Sample(c, 1, (0.5, 0.5, 0.5, 0.5)) for c in CATEGORIES]
-    shaky = [Sample(c, 1, (1.0, 0.0, 1.0, 0.0)) for c in CATEGORIES]
+    steady = [Tries("", c, 1, (0.5, 0.5, 0.5, 0.5)) for c in CATEGORIES]
+    shaky = [Tries("", c, 1, (1.0, 0.0, 1.0, 0.0)) for c in CATEGORIES]
     assert bootstrap(steady, "small").intervals["json"] == (0.5, 0.5)
     low, high = bootstrap(shaky, "small").intervals["json"]
     assert low < 0.5 < high
 
 
 def test_a_tier_on_its_boundary_is_borderline() -> None:
-    edge = [Sample("toolCalling", 1, (1.0,)), Sample("toolCalling", 1, (0.2,)), Sample("json", 1, (1.0,))]
+    edge = [Tries("", "toolCalling", 1, (1.0,)), Tries("", "toolCalling", 1, (0.2,)), Tries("", "json", 1, (1.0,))]
     tier = tier_for(points(edge))
     assert tier == "medium"
     result = bootstrap(edge, tier)
@@ -92,7 +92,7 @@ def test_a_tier_on_its_boundary_is_borderline() -> None:
     assert result.borderline
 
 
-def _plain_bootstrap(samples: list[Sample], tier: str) -> tuple[dict[Category, tuple[float, float]], float]:
+def _plain_bootstrap(samples: list[Tries], tier: str) -> tuple[dict[Category, tuple[float, float]], float]:
     """The bootstrap written out test by test, as the module's docstring states it: the reference for its sums."""
     import random
 
@@ -100,9 +100,9 @@ def _plain_bootstrap(samples: list[Sample], tier: str) -> tuple[dict[Category, t
     from tsuka_core.judge.scoring import mean_score, round_half_up
 
     rng = random.Random(SEED)
-    ordered = [Sample(s.category, s.weight, tuple(sorted(s.runs))) for s in samples]
+    ordered = [Tries("", s.category, s.weight, tuple(sorted(s.scores))) for s in samples]
     by_category = {c: [s for s in ordered if s.category == c] for c in CATEGORIES}
-    own = {c: [mean_score(s.runs) for s in tests] for c, tests in by_category.items()}
+    own = {c: [mean_score(s.scores) for s in tests] for c, tests in by_category.items()}
     drawn: dict[Category, list[float]] = {c: [] for c in CATEGORIES}
     same = 0
     for _ in range(RESAMPLES):
@@ -112,7 +112,7 @@ def _plain_bootstrap(samples: list[Sample], tier: str) -> tuple[dict[Category, t
                 scores[c] = 0.0
                 continue
             picks = rng.choices(range(len(tests)), k=len(tests))
-            scores[c] = category_score([(tests[i].weight, redrawn(rng, tests[i].runs, own[c][i])) for i in picks])
+            scores[c] = category_score([(tests[i].weight, redrawn(rng, tests[i].scores, own[c][i])) for i in picks])
             drawn[c].append(scores[c])
         for c in CATEGORIES:
             if not by_category[c]:
@@ -132,7 +132,8 @@ def test_the_bootstrap_equals_its_test_by_test_statement_once_and_repeated() -> 
     for trial in range(12):
         repeats = (1,) if trial % 2 else (1, 2, 3)
         samples = [
-            Sample(
+            Tries(
+                "",
                 rng.choice(CATEGORIES),
                 rng.choice((1, 2, 0.5, 1.5)),
                 tuple(rng.choice((0.0, 0.33, 0.5, 1.0)) for _ in range(rng.choice(repeats))),

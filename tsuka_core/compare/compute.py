@@ -13,11 +13,11 @@ from tsuka_core.compare.model import (
     PassHatKChange,
     TestChange,
 )
-from tsuka_core.compare.paired import NOISE_TEST, PairedSample, paired_interval
+from tsuka_core.compare.paired import NOISE_TEST, paired_interval
 from tsuka_core.compare.resolution import detectable_drop
 from tsuka_core.compare.settings import differences
 from tsuka_core.compare.sides import Side, SideLevel, SideTest
-from tsuka_core.engine.reliability import Tries, reliability
+from tsuka_core.engine.reliability import reliability
 from tsuka_core.errors import UsageError
 from tsuka_core.judge.scoring import category_score, round_half_up, tier_for
 from tsuka_core.terms import CATEGORIES
@@ -143,8 +143,8 @@ def _level(a: SideLevel, b: SideLevel) -> LevelComparison:
 
 def _pass_hat_k(pairs: Sequence[Pair]) -> tuple[PassHatKChange, ...]:
     """pass^1 and pass^k of each category on the common tests, k the most runs both sides have; none with one run."""
-    found_a = reliability([Tries(t.name, t.category, t.weight, t.runs) for t, _ in pairs])
-    found_b = reliability([Tries(t.name, t.category, t.weight, t.runs) for _, t in pairs])
+    found_a = reliability([ta.tries for ta, _ in pairs])
+    found_b = reliability([tb.tries for _, tb in pairs])
     if found_a is None or found_b is None:
         return ()
     k = min(found_a.runs, found_b.runs)
@@ -165,8 +165,7 @@ def _delta(category: str, a: SideLevel, b: SideLevel, pairs: Sequence[Pair], rec
     score_a = own_a if recompute else a.scores.get(category, own_a)
     score_b = own_b if recompute else b.scores.get(category, own_b)
     difference = round_half_up(score_b - score_a)
-    samples = [PairedSample(ta.weight, tb.weight, ta.runs, tb.runs) for ta, tb in pairs]
-    low, high = paired_interval(samples)
+    low, high = paired_interval([(ta.tries, tb.tries) for ta, tb in pairs])
     low, high = min(low, difference), max(high, difference)
     runs = min((min(len(ta.runs), len(tb.runs)) for ta, tb in pairs), default=1) or 1
     return CategoryDelta(

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
 from tsuka_core.engine.confidence import RESAMPLES, SEED, interval, redrawn
+from tsuka_core.engine.results import Tries
 from tsuka_core.judge.scoring import category_score, mean_score, round_half_up
 
 __all__ = ["NOISE_TEST", "PairedSample", "paired_interval"]
@@ -24,20 +25,14 @@ NOISE_TEST = f"paired bootstrap over the common tests ({RESAMPLES} resamples, se
 """How the noise test is named in the output and the docs."""
 
 
-@dataclass(frozen=True)
-class PairedSample:
-    """One test measured on both sides: its weight and run scores on each side (one score per run)."""
-
-    weight_a: float
-    weight_b: float
-    runs_a: tuple[float, ...]
-    runs_b: tuple[float, ...]
+PairedSample = tuple[Tries, Tries]
+"""One test measured on both sides: its runs on side A, then on side B."""
 
 
 def _difference(samples: Sequence[PairedSample]) -> float:
     """Side B's category score minus side A's, each computed as the level computes it."""
-    a = category_score([(s.weight_a, mean_score(s.runs_a)) for s in samples])
-    b = category_score([(s.weight_b, mean_score(s.runs_b)) for s in samples])
+    a = category_score([(ta.weight, mean_score(ta.scores)) for ta, _ in samples])
+    b = category_score([(tb.weight, mean_score(tb.scores)) for _, tb in samples])
     return round_half_up(b - a)
 
 
@@ -50,13 +45,18 @@ def paired_interval(
     """
     if not samples:
         return 0.0, 0.0
-    ordered = [PairedSample(s.weight_a, s.weight_b, tuple(sorted(s.runs_a)), tuple(sorted(s.runs_b))) for s in samples]
-    points = [(mean_score(s.runs_a), mean_score(s.runs_b)) for s in ordered]
+    ordered = [(_sorted(ta), _sorted(tb)) for ta, tb in samples]
+    points = [(mean_score(ta.scores), mean_score(tb.scores)) for ta, tb in ordered]
     rng = random.Random(seed)
     values: list[float] = []
     for _ in range(resamples):
         drawn = rng.choices(range(len(ordered)), k=len(ordered))
-        pairs_a = [(ordered[i].weight_a, redrawn(rng, ordered[i].runs_a, points[i][0])) for i in drawn]
-        pairs_b = [(ordered[i].weight_b, redrawn(rng, ordered[i].runs_b, points[i][1])) for i in drawn]
+        pairs_a = [(ordered[i][0].weight, redrawn(rng, ordered[i][0].scores, points[i][0])) for i in drawn]
+        pairs_b = [(ordered[i][1].weight, redrawn(rng, ordered[i][1].scores, points[i][1])) for i in drawn]
         values.append(round_half_up(category_score(pairs_b) - category_score(pairs_a)))
     return interval(values, _difference(ordered))
+
+
+def _sorted(tries: Tries) -> Tries:
+    """``tries`` with its runs in order: run order must not matter."""
+    return replace(tries, scores=tuple(sorted(tries.scores)))

@@ -14,6 +14,7 @@ from typing import Any
 
 from tsuka_core.compare.model import SideInfo, TestStatus
 from tsuka_core.compare.settings import profile_settings, run_settings
+from tsuka_core.engine.results import Tries
 from tsuka_core.errors import StoreError, SuiteError, UsageError
 from tsuka_core.judge.scoring import mean_score
 from tsuka_core.storage.history_query import StoredLevel, StoredTest, StoredTestRuns, is_run_ref, load_run
@@ -50,6 +51,11 @@ class SideTest:
     """Runs only: each check's outcome (profiles keep no checks)."""
     recorded: tuple[StoredTest, ...] = ()
     """Runs only: every recorded run of the test, with its transcript."""
+
+    @property
+    def tries(self) -> Tries:
+        """Its runs as the statistics see them."""
+        return Tries(self.name, self.category, self.weight, self.runs)
 
     @property
     def score(self) -> float:

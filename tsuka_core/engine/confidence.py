@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from tsuka_core.engine.results import BORDERLINE, Confidence, LevelResult
+from tsuka_core.engine.results import BORDERLINE, Confidence, LevelResult, Tries
 from tsuka_core.judge.scoring import category_score, mean_score, round_half_up, tier_for
 from tsuka_core.terms import CATEGORIES, Category, Tier
 
@@ -23,7 +23,7 @@ __all__ = [
     "RESAMPLES",
     "SEED",
     "Confidence",
-    "Sample",
+    "Tries",
     "bootstrap",
     "interval",
     "level_confidence",
@@ -39,19 +39,10 @@ SEED = 20250101
 
 
 @dataclass(frozen=True)
-class Sample:
-    """One test of a level as the bootstrap sees it: its category, its weight and each run's score."""
-
-    category: Category
-    weight: float
-    runs: tuple[float, ...]
-
-
-@dataclass(frozen=True)
 class _Category:
     """One category's tests ready to be resampled: each test's own score and, for tests run once, weight × score."""
 
-    tests: Sequence[Sample]
+    tests: Sequence[Tries]
     points: Sequence[float]
     weights: list[float]
     weighted: list[float]
@@ -59,10 +50,10 @@ class _Category:
     """Every test ran once: a resample's score is a sum over drawn indices, no test redrawn."""
 
     @classmethod
-    def of(cls, tests: Sequence[Sample], points: Sequence[float]) -> _Category:
+    def of(cls, tests: Sequence[Tries], points: Sequence[float]) -> _Category:
         weights = [float(s.weight) for s in tests]
         weighted = [w * p for w, p in zip(weights, points, strict=True)]
-        return cls(tests, points, weights, weighted, all(len(s.runs) == 1 for s in tests))
+        return cls(tests, points, weights, weighted, all(len(s.scores) == 1 for s in tests))
 
 
 def _resample_score(rng: random.Random, category: _Category) -> float:
@@ -78,7 +69,7 @@ def _resample_score(rng: random.Random, category: _Category) -> float:
     if category.once:
         total = sum(map(category.weights.__getitem__, drawn))
         return round_half_up(sum(map(category.weighted.__getitem__, drawn)) / total) if total > 0 else 0.0
-    return category_score([(tests[i].weight, redrawn(rng, tests[i].runs, points[i])) for i in drawn])
+    return category_score([(tests[i].weight, redrawn(rng, tests[i].scores, points[i])) for i in drawn])
 
 
 def redrawn(rng: random.Random, runs: tuple[float, ...], point: float) -> float:
@@ -96,12 +87,12 @@ def interval(values: Sequence[float], point: float) -> tuple[float, float]:
     return round_half_up(min(low, point)), round_half_up(max(high, point))
 
 
-def bootstrap(samples: Sequence[Sample], tier: Tier, resamples: int = RESAMPLES, seed: int = SEED) -> Confidence:
+def bootstrap(samples: Sequence[Tries], tier: Tier, resamples: int = RESAMPLES, seed: int = SEED) -> Confidence:
     """The intervals of the category scores of ``samples`` and the confidence of the measured ``tier``."""
     rng = random.Random(seed)
-    samples = [Sample(s.category, s.weight, tuple(sorted(s.runs))) for s in samples]  # run order must not matter
+    samples = [replace(s, scores=tuple(sorted(s.scores))) for s in samples]  # run order must not matter
     by_category = {c: [s for s in samples if s.category == c] for c in CATEGORIES}
-    test_points = {c: [mean_score(s.runs) for s in tests] for c, tests in by_category.items()}
+    test_points = {c: [mean_score(s.scores) for s in tests] for c, tests in by_category.items()}
     points = {
         c: category_score([(s.weight, p) for s, p in zip(tests, test_points[c], strict=True)])
         for c, tests in by_category.items()
@@ -125,8 +116,7 @@ def level_confidence(level: LevelResult) -> Confidence:
     """
     if level.confidence is not None:
         return level.confidence
-    samples = [Sample(t.test.category, t.test.weight, tuple(t.scores)) for t in level.per_test]
-    return bootstrap(samples, level.tier)
+    return bootstrap([t.tries for t in level.per_test], level.tier)
 
 
 def with_confidence(levels: Sequence[LevelResult]) -> list[LevelResult]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any
 
-from tsuka_core.engine.results import RepeatedTest
+from tsuka_core.engine.results import PASSED, RepeatedTest, Tries
 from tsuka_core.record.level import LevelRecord
 from tsuka_core.terms import CATEGORIES
 
@@ -30,9 +30,6 @@ __all__ = [
     "tries_of",
 ]
 
-PASSED = 1.0
-"""The score a run needs to count as passed."""
-
 
 def pass_hat_k(passed: int, runs: int, k: int) -> float:
     """C(passed, k) / C(runs, k): the unbiased estimate that k fresh tries all pass (1 <= k <= runs)."""
@@ -41,26 +38,6 @@ def pass_hat_k(passed: int, runs: int, k: int) -> float:
             f"pass^k needs 1 <= k <= runs and 0 <= passed <= runs, not k={k}, passed={passed}, runs={runs}"
         )
     return comb(passed, k) / comb(runs, k)
-
-
-@dataclass(frozen=True)
-class Tries:
-    """Every run of one test: its name, category, weight and each run's score."""
-
-    name: str
-    category: str
-    weight: float
-    scores: tuple[float, ...]
-
-    @property
-    def passed(self) -> int:
-        """How many runs scored 1."""
-        return sum(1 for s in self.scores if s >= PASSED)
-
-    @property
-    def flaky(self) -> bool:
-        """Passed some runs and failed others."""
-        return 0 < self.passed < len(self.scores)
 
 
 @dataclass(frozen=True)
@@ -99,7 +76,7 @@ def reliability(tests: Sequence[Tries]) -> Reliability | None:
 
 def tries_of(groups: Iterable[RepeatedTest]) -> list[Tries]:
     """Each repeated test of a level as :class:`Tries`."""
-    return [Tries(g.test.name, g.test.category, g.test.weight, tuple(g.scores)) for g in groups]
+    return [g.tries for g in groups]
 
 
 def reliability_fields(groups: Sequence[RepeatedTest]) -> dict[str, Any]:

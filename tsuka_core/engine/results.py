@@ -15,6 +15,7 @@ from tsuka_core.terms import CATEGORIES, Category, Effort, Tier
 
 __all__ = [
     "BORDERLINE",
+    "PASSED",
     "UNMEASURED",
     "CheckResult",
     "Confidence",
@@ -25,6 +26,7 @@ __all__ = [
     "StepResult",
     "TestResult",
     "TestStatus",
+    "Tries",
     "group_runs",
     "runs_by",
 ]
@@ -145,10 +147,40 @@ class RepeatedTest(RunScores):
     test: Test
     runs: tuple[TestResult, ...]
 
+    @property
+    def tries(self) -> Tries:
+        """Its runs as the statistics see them."""
+        return Tries(self.test.name, self.test.category, self.test.weight, tuple(self.scores))
+
 
 def group_runs(tests: Sequence[TestResult]) -> list[RepeatedTest]:
     """``tests`` grouped by test, in the order each test first appears, runs in repeat order."""
     return [RepeatedTest(runs[0].test, runs) for runs in runs_by(tests, lambda r: id(r.test))]
+
+
+PASSED = 1.0
+"""The score a run needs to count as passed."""
+
+
+@dataclass(frozen=True)
+class Tries:
+    """One test's runs as the statistics see them (the bootstrap, pass^k, the paired bootstrap): its name, category,
+    weight and each run's score."""
+
+    name: str
+    category: str
+    weight: float
+    scores: tuple[float, ...]
+
+    @property
+    def passed(self) -> int:
+        """How many runs scored 1."""
+        return sum(1 for s in self.scores if s >= PASSED)
+
+    @property
+    def flaky(self) -> bool:
+        """Passed some runs and failed others."""
+        return 0 < self.passed < len(self.scores)
 
 
 @dataclass(frozen=True)
