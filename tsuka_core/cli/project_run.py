@@ -18,7 +18,7 @@ from tsuka_core.storage.recorder import safe_options
 from tsuka_core.urls import redact_url
 
 if TYPE_CHECKING:
-    from tsuka_core.run.project_model import Endpoint
+    from tsuka_core.run.config import ServerSettings
     from tsuka_core.run.projectfile import Project
     from tsuka_core.run.session import RunOptions
 
@@ -116,8 +116,8 @@ def _without_credentials(value: Any) -> Any:
     return redact_url(value) if isinstance(value, str) and "://" in value else value
 
 
-def endpoint_plan(base: RunOptions, models: Sequence[str]) -> list[tuple[Endpoint, RunOptions]]:
-    """One RunOptions per endpoint of the project file, or none when the command line names its own server."""
+def endpoint_plan(server: ServerSettings, base: RunOptions, models: Sequence[str]) -> list[plan.EndpointRun]:
+    """One run per endpoint of the project file, or none when the command line names its own server."""
 
     ctx = click.get_current_context()
     given = [
@@ -125,4 +125,4 @@ def endpoint_plan(base: RunOptions, models: Sequence[str]) -> list[tuple[Endpoin
         for key in ("efforts", "concurrency", "model_check", *plan.ENDPOINT_OVERRIDES)
         if from_command_line(ctx, key)
     ]
-    return plan.endpoint_plan(base, ctx.meta.get(_PROJECT), models, given)
+    return plan.endpoint_plan(server, base, ctx.meta.get(_PROJECT), models, given)

@@ -322,7 +322,7 @@ def run(
         replicas=server.replicas,
         **history_options(values, profiles),
     )
-    plan = endpoint_plan(options, models)
+    plan = endpoint_plan(server, options, models)
     with make_progress() as progress:
         report, signum = run_stoppable(measure(options, loaded, registry, progress, plan))
     if report.interrupted:

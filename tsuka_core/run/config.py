@@ -1,22 +1,28 @@
-"""The settings that reach a backend, as one type: filled alike from the command line and the project file.
+"""The settings that reach a backend, as one type: filled alike from the command line, the project file and its
+endpoints.
 
 ``tsuka run`` and ``tsuka models`` pass their options (the project file's values
 already put under the flags the user did not give) to :class:`ServerSettings`;
-it checks them once and gives the backend's :class:`~tsuka_core.BackendConfig`
-and the replicas' base URLs. Nothing else in ``run/`` reads an option by name.
+each endpoint of a project file is those settings with the endpoint's own
+(:meth:`ServerSettings.for_endpoint`). It checks them once and gives the
+backend's :class:`~tsuka_core.BackendConfig` and the replicas' base URLs.
+Nothing else in ``run/`` reads an option by name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from tsuka_core.backends.apikey import key_in
+from tsuka_core.backends.apikey import key_in, key_or_none
 from tsuka_core.backends.base import BackendConfig
 from tsuka_core.errors import UsageError
+
+if TYPE_CHECKING:
+    from tsuka_core.run.project_model import Endpoint
 
 __all__ = ["ServerSettings", "api_key_from", "backend_config"]
 
@@ -42,7 +48,9 @@ class ServerSettings(BaseModel):
     temperature: float | None = None
     seed: int | None = None
     backend_option: tuple[str, ...] = ()
-    """``--option KEY=VALUE`` pairs, as given."""
+    """``--option KEY=VALUE`` pairs, as given (an endpoint's own after the run's: the later pair wins)."""
+    key_named_by: str | None = None
+    """Who named ``api_key_env`` when it is not the command line: ``endpoint NAME``."""
 
     @field_validator("base_url", mode="before")
     @classmethod
@@ -82,12 +90,34 @@ class ServerSettings(BaseModel):
             pairs[key] = value
         return pairs
 
+    def for_endpoint(self, endpoint: Endpoint) -> ServerSettings:
+        """These settings with a project file's endpoint's own: its server (or replicas), key variable and options."""
+        urls = tuple(endpoint.base_urls or ()) or ((endpoint.base_url,) if endpoint.base_url else ())
+        pairs = (*self.backend_option, *(f"{k}={_text(v)}" for k, v in endpoint.options.items()))
+        update: dict[str, Any] = {"base_url": urls, "backend_option": pairs}
+        if endpoint.api_key_env:
+            update.update(api_key_env=endpoint.api_key_env, key_named_by=f"endpoint {endpoint.name}")
+        return self.model_copy(update=update)
+
+    def _key(self) -> tuple[str | None, str | None]:
+        """The API key and where it came from; UsageError when the variable named is not set."""
+        if self.key_named_by is None or self.api_key_env is None:
+            return api_key_from(self.api_key_env), self.api_key_env
+        name = self.api_key_env
+        key = key_or_none(name)
+        if key is None:
+            raise UsageError(
+                f"{self.key_named_by}: api_key_env names {name}, which is not set; set {name} to its API key"
+            )
+        return key, f"{name} (api_key_env of {self.key_named_by})"
+
     def config(self) -> BackendConfig:
         """The backend's configuration, its API key read from the variable named (unset is an error)."""
+        key, origin = self._key()
         return BackendConfig(
             base_url=self.base_url[0] if self.base_url else None,
-            api_key=api_key_from(self.api_key_env),
-            api_key_from=self.api_key_env,
+            api_key=key,
+            api_key_from=origin,
             model_path=str(self.model_path) if self.model_path else None,
             timeout=self.timeout,
             retries=self.retries,
@@ -96,6 +126,11 @@ class ServerSettings(BaseModel):
             seed=self.seed,
             options=self.options(),
         )
+
+
+def _text(value: str | int | float | bool) -> str:
+    """An endpoint's option value as ``--option`` gives it: ``true``/``false`` for a boolean."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def backend_config(values: Mapping[str, Any]) -> BackendConfig:

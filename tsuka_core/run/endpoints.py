@@ -8,15 +8,14 @@ from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tsuka_core.backends.apikey import key_or_none
 from tsuka_core.engine.taskgroups import each_outcome
 from tsuka_core.errors import TsukaError, UsageError
 
 if TYPE_CHECKING:
-    from tsuka_core.backends.base import BackendConfig
     from tsuka_core.engine.results import TestResult
     from tsuka_core.engine.sweep import ModelSweep, SweepObserver
     from tsuka_core.plugins.registry import Registry
+    from tsuka_core.run.plan import EndpointRun
     from tsuka_core.run.project_model import Endpoint
     from tsuka_core.run.session import RunOptions, RunReport
     from tsuka_core.storage.recorder import RunRecorder
@@ -40,7 +39,7 @@ class Listed:
 
 
 async def run_endpoints(
-    plan: list[tuple[Endpoint, RunOptions]], suite: Suite, registry: Registry, observer: SweepObserver
+    plan: list[EndpointRun], suite: Suite, registry: Registry, observer: SweepObserver
 ) -> RunReport:
     """Measure every endpoint at once, each with its own backend, client and concurrency; one report, one history run.
 
@@ -70,16 +69,16 @@ async def run_endpoints(
 
 
 async def _ready(
-    plan: list[tuple[Endpoint, RunOptions]], registry: Registry, observer: SweepObserver, failed: list[str]
+    plan: list[EndpointRun], registry: Registry, observer: SweepObserver, failed: list[str]
 ) -> list[Listed] | None:
     """The endpoints that have their key and list their models, named; those that fail go to ``failed``.
 
     None when the run was stopped while listing.
     """
     keyed = []
-    for endpoint, options in plan:
+    for run in plan:
         try:
-            keyed.append((endpoint, replace(options, config=_keyed(endpoint, options.config))))
+            keyed.append((run.endpoint, run.ready()))
         except UsageError as exc:
             failed.append(str(exc))
     if not keyed:
@@ -125,20 +124,6 @@ class Named:
     def note(self, message: str) -> None:
         """A note, naming the endpoint it is about."""
         self.inner.note(f"endpoint {self.endpoint}: {message}")
-
-
-def _keyed(endpoint: Endpoint, config: BackendConfig) -> BackendConfig:
-    """The endpoint's backend configuration with its API key read from the variable it names."""
-    if not endpoint.api_key_env:
-        return config
-    key = key_or_none(endpoint.api_key_env)
-    if key is None:
-        raise UsageError(
-            f"endpoint {endpoint.name}: api_key_env names {endpoint.api_key_env}, which is not set; "
-            f"set {endpoint.api_key_env} to its API key"
-        )
-    origin = f"{endpoint.api_key_env} (api_key_env of endpoint {endpoint.name})"
-    return replace(config, api_key=key, api_key_from=origin)
 
 
 async def _listed(endpoint: Endpoint, options: RunOptions, registry: Registry) -> Listed:

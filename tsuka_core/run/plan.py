@@ -3,30 +3,51 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tsuka_core.engine.sweep import SweepObserver
     from tsuka_core.plugins.registry import Registry
+    from tsuka_core.run.config import ServerSettings
     from tsuka_core.run.project_model import Endpoint
     from tsuka_core.run.projectfile import Project
     from tsuka_core.run.session import RunOptions, RunReport
     from tsuka_core.suite.model import Suite
 
-__all__ = ["ENDPOINT_OVERRIDES", "endpoint_plan", "measure"]
+__all__ = ["ENDPOINT_OVERRIDES", "EndpointRun", "endpoint_plan", "measure"]
 
 ENDPOINT_OVERRIDES = ("base_url", "backend", "model_path")
 """Options that, given by the caller, name a server of their own: the project file's endpoints are not used."""
 
 
-def endpoint_plan(
-    base: RunOptions, project: Project | None, models: Sequence[str], given: Collection[str] = ()
-) -> list[tuple[Endpoint, RunOptions]]:
-    """One RunOptions per endpoint of ``project``, or none when the caller names its own server or models.
+@dataclass(frozen=True)
+class EndpointRun:
+    """One endpoint of the project file as a run: its server settings (the run's with the endpoint's own) and the
+    rest of the run's options."""
 
-    ``given`` holds the option names the caller set explicitly (``efforts``,
-    ``concurrency``, ``base_url``...): those win over an endpoint's own values.
+    endpoint: Endpoint
+    settings: ServerSettings
+    options: RunOptions
+    """Everything but the server: its ``config`` is made from ``settings`` by :meth:`ready`."""
+
+    def ready(self) -> RunOptions:
+        """The endpoint's run options, its backend configuration made from its settings (its API key read: a
+        UsageError naming the endpoint when the variable it names is not set)."""
+        return replace(self.options, config=self.settings.config(), replicas=self.settings.replicas)
+
+
+def endpoint_plan(
+    server: ServerSettings,
+    base: RunOptions,
+    project: Project | None,
+    models: Sequence[str],
+    given: Collection[str] = (),
+) -> list[EndpointRun]:
+    """One run per endpoint of ``project``, or none when the caller names its own server or models.
+
+    ``server`` holds the run's settings, each endpoint's own put over them; ``given`` holds the option names the
+    caller set explicitly (``efforts``, ``concurrency``, ``base_url``...): those win over an endpoint's own values.
     """
     if project is None or not project.data.endpoints:
         return []
@@ -34,19 +55,21 @@ def endpoint_plan(
         return []
     plan = []
     for endpoint in project.data.endpoints:
-        pairs = {**base.config.options, **{k: _text(v) for k, v in endpoint.options.items()}}
-        replicas = tuple(endpoint.base_urls or ())
-        config = replace(base.config, base_url=endpoint.base_url or (replicas[0] if replicas else None), options=pairs)
         efforts = tuple(endpoint.efforts) if endpoint.efforts and "efforts" not in given else base.efforts
         concurrency = endpoint.concurrency if endpoint.concurrency and "concurrency" not in given else base.concurrency
         wanted = () if endpoint.models == "all" else tuple(endpoint.models)
         checked = endpoint.model_check if endpoint.model_check is not None and "model_check" not in given else None
         options = replace(
-            base, models=wanted, backend=endpoint.backend, config=config, efforts=efforts, concurrency=concurrency
+            base,
+            models=wanted,
+            backend=endpoint.backend,
+            efforts=efforts,
+            concurrency=concurrency,
+            endpoint=endpoint.name,
         )
         if checked is not None:
             options = replace(options, model_check=checked)
-        plan.append((endpoint, replace(options, endpoint=endpoint.name, replicas=replicas)))
+        plan.append(EndpointRun(endpoint, server.for_endpoint(endpoint), options))
     return plan
 
 
@@ -55,7 +78,7 @@ async def measure(
     suite: Suite,
     registry: Registry,
     observer: SweepObserver,
-    plan: Sequence[tuple[Endpoint, RunOptions]] = (),
+    plan: Sequence[EndpointRun] = (),
 ) -> RunReport:
     """Measure what ``options`` names, or every endpoint of ``plan`` at once (one history run), into one report."""
     from tsuka_core.run.endpoints import run_endpoints
@@ -64,7 +87,3 @@ async def measure(
     if plan:
         return await run_endpoints(list(plan), suite, registry, observer)
     return await run_benchmark(options, suite, registry, observer)
-
-
-def _text(value: str | int | float | bool) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
