@@ -15,7 +15,7 @@ from loopback import LoopbackServer
 from tsuka_core import BackendConfig, Registry, RunOptions, run_benchmark
 from tsuka_core.cli.main import cli
 from tsuka_core.engine import confidence, results
-from tsuka_core.engine.confidence import Confidence, Sample, bootstrap, level_confidence
+from tsuka_core.engine.confidence import Confidence, Tries, bootstrap, level_confidence
 from tsuka_core.suite.model import Suite
 from tsuka_core.terms import Effort
 
@@ -46,7 +46,9 @@ def test_a_swept_level_carries_the_bootstrap_of_its_tests_and_its_profile_stores
         report = asyncio.run(run_benchmark(options, suite, registry, Quiet()))
 
     (level,) = report.sweeps[0].levels
-    expected = bootstrap([Sample(t.test.category, t.test.weight, (t.score,)) for t in level.per_test], level.tier)
+    expected = bootstrap(
+        [Tries(t.test.name, t.test.category, t.test.weight, (t.score,)) for t in level.per_test], level.tier
+    )
     assert level.confidence == expected
     assert level.confidence.intervals["toolCalling"] != (1.0, 1.0)  # a level with something to be unsure of
     assert level_confidence(level) is level.confidence
@@ -60,7 +62,7 @@ def test_a_run_computes_each_levels_bootstrap_once_for_its_profile_and_its_summa
 ) -> None:
     computed: list[str] = []
 
-    def counted(samples: Sequence[Sample], tier: str, *args: int) -> Confidence:
+    def counted(samples: Sequence[Tries], tier: str, *args: int) -> Confidence:
         computed.append(tier)
         return bootstrap(samples, tier, *args)  # type: ignore[arg-type]
 

@@ -15,16 +15,32 @@ if TYPE_CHECKING:
     from tsuka_core.engine.results import TestResult
     from tsuka_core.engine.sweep import ModelSweep, SweepObserver
     from tsuka_core.plugins.registry import Registry
-    from tsuka_core.run.plan import EndpointRun
+    from tsuka_core.run.config import ServerSettings
     from tsuka_core.run.project_model import Endpoint
     from tsuka_core.run.session import RunOptions, RunReport
     from tsuka_core.storage.recorder import RunRecorder
     from tsuka_core.suite.model import Suite
     from tsuka_core.terms import Effort
 
-__all__ = ["run_endpoints"]
+__all__ = ["EndpointRun", "run_endpoints"]
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class EndpointRun:
+    """One endpoint of the project file as a run: its server settings (the run's with the endpoint's own) and the
+    rest of the run's options."""
+
+    endpoint: Endpoint
+    settings: ServerSettings
+    options: RunOptions
+    """Everything but the server: its ``config`` is made from ``settings`` by :meth:`ready`."""
+
+    def ready(self) -> RunOptions:
+        """The endpoint's run options, its backend configuration made from its settings (its API key read: a
+        UsageError naming the endpoint when the variable it names is not set)."""
+        return replace(self.options, config=self.settings.config(), replicas=self.settings.replicas)
 
 
 @dataclass(frozen=True)

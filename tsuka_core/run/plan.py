@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
+
+from tsuka_core.run.endpoints import EndpointRun, run_endpoints
 
 if TYPE_CHECKING:
     from tsuka_core.engine.sweep import SweepObserver
     from tsuka_core.plugins.registry import Registry
     from tsuka_core.run.config import ServerSettings
-    from tsuka_core.run.project_model import Endpoint
     from tsuka_core.run.projectfile import Project
     from tsuka_core.run.session import RunOptions, RunReport
     from tsuka_core.suite.model import Suite
@@ -19,22 +20,6 @@ __all__ = ["ENDPOINT_OVERRIDES", "EndpointRun", "endpoint_plan", "measure"]
 
 ENDPOINT_OVERRIDES = ("base_url", "backend", "model_path")
 """Options that, given by the caller, name a server of their own: the project file's endpoints are not used."""
-
-
-@dataclass(frozen=True)
-class EndpointRun:
-    """One endpoint of the project file as a run: its server settings (the run's with the endpoint's own) and the
-    rest of the run's options."""
-
-    endpoint: Endpoint
-    settings: ServerSettings
-    options: RunOptions
-    """Everything but the server: its ``config`` is made from ``settings`` by :meth:`ready`."""
-
-    def ready(self) -> RunOptions:
-        """The endpoint's run options, its backend configuration made from its settings (its API key read: a
-        UsageError naming the endpoint when the variable it names is not set)."""
-        return replace(self.options, config=self.settings.config(), replicas=self.settings.replicas)
 
 
 def endpoint_plan(
@@ -81,7 +66,6 @@ async def measure(
     plan: Sequence[EndpointRun] = (),
 ) -> RunReport:
     """Measure what ``options`` names, or every endpoint of ``plan`` at once (one history run), into one report."""
-    from tsuka_core.run.endpoints import run_endpoints
     from tsuka_core.run.session import run_benchmark
 
     if plan:
