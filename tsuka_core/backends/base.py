@@ -5,13 +5,13 @@ from __future__ import annotations
 import difflib
 import inspect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from tsuka_core.errors import BackendError, RequestError
 from tsuka_core.judge.answer import ToolCall
 from tsuka_core.masking import secret_option
-from tsuka_core.record.lenient import Lenient
+from tsuka_core.record.facts import ServerSaid
 from tsuka_core.terms import Effort
 from tsuka_core.urls import url_secrets
 
@@ -161,40 +161,21 @@ class ServerFacts:
     """Whether the model's chat template reads ``reasoning_effort``."""
 
     def as_profile(self) -> dict[str, Any]:
-        """The facts given, under camelCase names, as profiles store them (``server``)."""
-        return {name: value for key, name in _FACT_NAMES.items() if (value := getattr(self, key)) is not None}
+        """The facts given, under camelCase names, as profiles store them (``server``, ``record.facts.ServerSaid``);
+        a fact of the wrong kind (a negative slot count) is left out."""
+        given = {f.name: value for f in fields(self) if (value := getattr(self, f.name)) is not None}
+        return ServerSaid.model_validate(given).stored()
 
     @classmethod
-    def from_profile(cls, stored: Mapping[str, Any] | Lenient | None) -> ServerFacts:
+    def from_profile(cls, stored: Mapping[str, Any] | ServerSaid | None) -> ServerFacts:
         """The facts a record's ``server`` holds (:meth:`as_profile`'s form); a value of the wrong kind is left out."""
-        found = stored.stored() if isinstance(stored, Lenient) else dict(stored or {})
-        facts = {key: value for key, name in _FACT_NAMES.items() if _of_kind(key, value := found.get(name))}
-        return cls(**facts)
+        said = stored if isinstance(stored, ServerSaid) else ServerSaid.parse(dict(stored or {}))
+        return cls(**{f.name: getattr(said, f.name) for f in fields(cls)})
 
     @property
     def identity(self) -> dict[str, str]:
         """What says which model answered: the server's kind, build and model file (those it gave)."""
         return {k: v for k, v in self.as_profile().items() if k in ("kind", "version", "modelFile")}
-
-
-def _of_kind(key: str, value: object) -> bool:
-    """Whether ``value`` is of the kind :class:`ServerFacts` keeps under ``key``."""
-    if key == "slots":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if key.startswith("supports_"):
-        return isinstance(value, bool)
-    return isinstance(value, str)
-
-
-_FACT_NAMES = {
-    "kind": "kind",
-    "version": "version",
-    "model_file": "modelFile",
-    "slots": "slots",
-    "supports_tools": "supportsTools",
-    "supports_parallel_tool_calls": "supportsParallelToolCalls",
-    "supports_reasoning_effort": "supportsReasoningEffort",
-}
 
 
 class Backend:
