@@ -18,7 +18,7 @@ from tsuka_core.judge.answer import (
     without_reasoning,
 )
 from tsuka_core.judge.checks import first_call_argument
-from tsuka_core.judge.jsontools import MAX_CANDIDATES, extract_json, json_equal
+from tsuka_core.judge.jsontools import MAX_CANDIDATES, JsonPath, extract_json, json_equal
 from tsuka_core.judge.patterns import Pattern
 from tsuka_core.judge.schemas import MAX_FORMAT_CHARS, schema_validator
 from tsuka_core.judge.textcalls import text_tool_call
@@ -237,3 +237,32 @@ def test_a_pattern_in_a_schema_must_match() -> None:
 )
 def test_unique_items_compares_json_values(items: list[Any], unique: bool) -> None:
     assert (errors({"uniqueItems": True}, items) == []) is unique
+
+
+def test_unique_items_judges_arrays_only_and_only_when_asked() -> None:
+    assert errors({"uniqueItems": True}, "aa") == []
+    assert errors({"uniqueItems": False}, [1, 1]) == []
+
+
+def test_a_string_of_exactly_the_format_limit_is_still_checked() -> None:
+    at_limit = "a" * (MAX_FORMAT_CHARS - 4) + "@b.c"
+
+    assert errors({"type": "string", "format": "email"}, at_limit) == []
+    assert len(errors({"type": "string", "format": "email"}, at_limit + "x")) == 1
+
+
+def test_a_whole_float_is_an_integer_unless_asked_to_be_strict() -> None:
+    assert errors({"type": "integer"}, 5.0) == []
+    assert len(list(schema_validator({"type": "integer"}, strict_integer=True).iter_errors(5.0))) == 1
+
+
+def test_a_path_is_a_jmespath_expression_unless_asked_to_read_a_name_as_written() -> None:
+    with pytest.raises(ValueError, match=r"^not a valid JMESPath expression") as raised:
+        JsonPath("a[")
+    assert (
+        str(raised.value)
+        == 'not a valid JMESPath expression: Invalid jmespath expression: Incomplete expression: "a[" ^'
+    )
+    with pytest.raises(ValueError, match=r"^not a valid JMESPath expression: .*Unknown token '-'"):
+        JsonPath("file-name")
+    assert JsonPath("file-name", literal_key=True).find({"file-name": 1, "file": 2}) == 1
