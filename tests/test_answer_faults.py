@@ -286,4 +286,8 @@ def test_every_built_in_tool_check_declares_its_roles_and_an_undeclared_plugin_k
     class OldArgs(CheckType):  # type: ignore[type-arg]
         name = "tool_args_old"
 
+    class OldText(CheckType):  # type: ignore[type-arg]
+        name = "contains_old"
+
     assert check_roles(OldArgs) == {"judges_arguments"}
+    assert check_roles(OldText) == frozenset()

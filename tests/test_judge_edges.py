@@ -94,9 +94,11 @@ def test_the_calls_past_the_bound_are_kept_but_their_arguments_not_read() -> Non
 
 def test_arguments_repaired_within_the_answers_budget_say_so() -> None:
     found = normalise_tool_call(call(arguments='{"q": 1'), 0, deadline=None)
+    shared = normalise_tool_calls([call(arguments='{"q": 1'), call(arguments="[2")])
 
     assert found is not None
     assert (found.arguments, found.arguments_problem, found.repaired) == ({"q": 1}, None, True)
+    assert [(c.arguments, c.repaired) for c in shared] == [({"q": 1}, True), ([2], True)]
 
 
 @pytest.mark.parametrize(
@@ -266,3 +268,4 @@ def test_a_path_is_a_jmespath_expression_unless_asked_to_read_a_name_as_written(
     with pytest.raises(ValueError, match=r"^not a valid JMESPath expression: .*Unknown token '-'"):
         JsonPath("file-name")
     assert JsonPath("file-name", literal_key=True).find({"file-name": 1, "file": 2}) == 1
+    assert JsonPath("X-name", literal_key=True).find({"X-name": 3}) == 3
