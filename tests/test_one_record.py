@@ -234,3 +234,11 @@ def test_a_nested_field_of_the_wrong_kind_is_damage_where_it_is(field: str, valu
     assert nested.damaged == {inner: value[inner]}
     assert nested.found(inner) == value[inner]
     assert inner not in nested.stored()  # never written back as if it were of its kind
+
+
+def test_tool_scores_are_read_by_count_as_the_gate_and_the_report_read_them() -> None:
+    stored = {"1": 1, "4": 0.9, "16": 0.5, "0": 1, "x": 1, "\u0663": 1, "-2": 1}
+
+    record = LevelRecord.parse({"tier": "small", "toolCountScores": stored})
+
+    assert record.tool_scores_by_count == {1: 1.0, 4: 0.9, 16: 0.5}

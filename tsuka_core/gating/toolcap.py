@@ -145,9 +145,7 @@ def _judged(key: str, profile: Profile, source: str, suite_hash: SuiteHash) -> T
 
 def largest_count(profile: Profile) -> int | None:
     """The largest tool count the profile's ``toolCountScores`` measured; None when it holds none."""
-    scores = profile.tool_count_scores
-    counts = [int(key) for key in scores or {} if key.isascii() and key.isdigit() and int(key) >= 1]
-    return max(counts, default=None)
+    return max(profile.tool_scores_by_count, default=None)
 
 
 def _reason(status: str) -> str:

@@ -251,6 +251,14 @@ class LevelRecord(Lenient):
         return value
 
     @property
+    def tool_scores_by_count(self) -> dict[int, float]:
+        """``toolCountScores`` by the number of tools offered; a key that is not a count from 1 (``"0"``, ``"x"``,
+        a digit of another script) is left out, whatever its score."""
+        scores = self.tool_count_scores or {}
+        counted = {int(n): float(s) for n, s in scores.items() if n.isascii() and n.isdigit()}
+        return {n: s for n, s in counted.items() if n >= 1}
+
+    @property
     def is_profile(self) -> bool:
         """Whether the entry is a profile at all: an object with a known tier."""
         return self.is_object and self.tier is not None

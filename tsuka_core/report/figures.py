@@ -111,17 +111,10 @@ def _cost_chart(levels: Sequence[StoredLevel]) -> Figure:
 _EFFORT_COLORS = ("#6366f1", "#0ea5e9", "#f59e0b", "#12b76a")
 
 
-def _by_count(level: StoredLevel) -> dict[int, float]:
-    """The record's tool score at each number of tools offered (``toolCountScores``), by count."""
-    stored = level.record.tool_count_scores or {}
-    return {int(n): float(score) for n, score in stored.items() if n.isdecimal()}
-
-
 def _tool_count_chart(levels: Sequence[StoredLevel]) -> Figure | None:
     """Tool score against the number of tools offered, one series per effort, for a suite that measures it."""
-    found = [
-        (label, by) for level, label in zip(levels, effort_labels(levels), strict=True) if (by := _by_count(level))
-    ]
+    labelled = zip(levels, effort_labels(levels), strict=True)
+    found = [(label, by) for level, label in labelled if (by := level.record.tool_scores_by_count)]
     if not found:
         return None
     counts = sorted({n for _, by_count in found for n in by_count})

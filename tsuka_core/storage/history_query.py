@@ -195,9 +195,9 @@ def _record(row: sqlite3.Row, run: sqlite3.Row) -> LevelRecord:
 
 def _level_status(row: sqlite3.Row) -> str:
     """``complete``, ``partial`` or ``unmeasured``: the status column (layout 6 on), else what the columns say."""
-    if "status" not in row.keys():  # noqa: SIM118  (`in row` looks among the values)
+    status = column(row, "status")  # NOT NULL from layout 6: None only where the column is not there yet
+    if status is None:
         return columns_status(row)
-    status = row["status"]
     if status not in STATUSES:
         raise ValueError(f"a level's status holds {str(status)[:40]!r}, not one of {', '.join(STATUSES)}")
     return str(status)

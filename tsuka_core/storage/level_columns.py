@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from tsuka_core.engine.results import UNMEASURED
 from tsuka_core.textsafe import loads as safe_loads
 
 __all__ = ["COMPLETE", "PARTIAL", "STATUSES", "UNMEASURED", "column", "columns_record", "columns_status"]
@@ -21,10 +22,9 @@ COMPLETE = "complete"
 """Every test of the level was measured."""
 PARTIAL = "partial"
 """Some tests were measured and some ended in error: the level has scores but no tier to rely on."""
-UNMEASURED = "unmeasured"
-"""No test was measured (a server that was down, say): no tier to show."""
 STATUSES = (COMPLETE, PARTIAL, UNMEASURED)
-"""A level's ``status`` in the history, from layout 6."""
+"""A level's ``status`` in the history, from layout 6; ``unmeasured`` (``engine.results.UNMEASURED``, the word
+shown for its tier too): no test was measured, a server that was down, say."""
 
 
 def column(row: sqlite3.Row, name: str) -> Any:
